@@ -1,0 +1,31 @@
+//! Keyed hashing, index derivation and shared error types for the loxo sketches.
+//!
+//! Every loxo sketch hashes a key **once** with keyed SipHash-1-3 ([`Seed::hash`]),
+//! then derives all the indices it needs (Bloom probes, Count-Min rows, the
+//! HyperLogLog register and rank) from that one 64-bit [`KeyHash`]:
+//!
+//! ```
+//! use loxo_core::Seed;
+//!
+//! // A fixed seed: reproducible, and sketches built with it can be merged.
+//! // On a device, draw it from the hardware RNG instead (see `Seed`).
+//! let seed = Seed::new(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
+//! let h = seed.hash(b"10.0.0.1:443 -> 10.0.0.2:51000/tcp");
+//!
+//! // Three Bloom probes into a 1000-bit array, two CMS rows of 272 counters:
+//! let bits: [u32; 3] = core::array::from_fn(|i| h.index(i as u32, 1000));
+//! assert!(bits.iter().all(|&b| b < 1000));
+//! assert!(h.index(0, 272) < 272 && h.index(1, 272) < 272);
+//! ```
+//!
+//! The crate is `#![no_std]`, allocates nothing and contains no `unsafe`.
+#![no_std]
+#![forbid(unsafe_code)]
+
+mod error;
+mod hash;
+mod seed;
+
+pub use error::{DecodeError, EncodeError, MergeError};
+pub use hash::{mix64, reduce, KeyHash, Probes};
+pub use seed::Seed;
