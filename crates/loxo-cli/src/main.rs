@@ -1,0 +1,58 @@
+//! `loxo` — the host tool of the loxo sketch toolkit.
+//!
+//! Each subcommand lives in its own module with its own `Args` and `run`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod export;
+mod gen;
+mod inspect;
+mod merge;
+mod replay;
+mod top;
+
+/// Allocation-free sketches for firmware: generate traffic, find elephant flows,
+/// drive the firmware, inspect and merge the sketches it produces.
+#[derive(Debug, Parser)]
+#[command(name = "loxo", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write a synthetic, seeded pcap of Ethernet frames.
+    Gen(gen::Args),
+    /// Find the elephant flows of a capture, next to the exact figures.
+    Top(top::Args),
+    /// Replay a capture to the firmware over QEMU's UDP-socket NIC.
+    Replay(replay::Args),
+    /// Print a serialized loxo sketch.
+    Inspect(inspect::Args),
+    /// Merge serialized loxo sketches.
+    Merge(merge::Args),
+    /// Export a serialized sketch to another engine (Redis).
+    Export(export::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Gen(a) => gen::run(a),
+        Command::Top(a) => top::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Inspect(a) => inspect::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Export(a) => export::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("loxo: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
