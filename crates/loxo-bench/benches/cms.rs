@@ -1,0 +1,3 @@
+//! Benchmark of the `cms` family (to be written by its issue).
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Benchmark of the `hll` family (to be written by its issue).
+
+fn main() {}
