@@ -25,6 +25,7 @@
 mod error;
 mod hash;
 mod seed;
+pub mod wire;
 
 pub use error::{DecodeError, EncodeError, MergeError};
 pub use hash::{mix64, reduce, KeyHash, Probes};
