@@ -1,3 +1,247 @@
-//! Benchmark of the `hll` family (to be written by its issue).
+//! `Hll<14>` against `hyperloglogplus`, `cardinality-estimator` and
+//! `hyperloglockless`: ns per insert over 10^7 distinct keys, ns per estimate.
+//!
+//! Hasher cost is accounted for in two ways:
+//! * **keyed** (`insert_*/keyed/…`): every sketch hashes the same `u64` keys with
+//!   SipHash-1-3 (loxo's `Seed`; the peers' `Hasher`/`BuildHasher` parameter set to
+//!   `siphasher::sip::SipHasher13`, which is also `hyperloglockless`'s default);
+//! * **pre-hashed** (`insert_*/prehashed/…`): every sketch is fed the same
+//!   precomputed 64-bit digests (`insert_hash`; `hyperloglogplus` has no such method
+//!   and gets an identity hasher over the digest instead).
+//!
+//! Run: `cargo bench -p loxo-bench --bench hll -- --warm-up-time 1 --measurement-time 3`.
+//! After criterion's own report, a ratio table (loxo ÷ fastest peer) is printed.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-fn main() {}
+use std::collections::BTreeMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cardinality_estimator::CardinalityEstimator;
+use criterion::{Criterion, Throughput};
+use hyperloglogplus::{HyperLogLog as _, HyperLogLogPlus};
+use loxo_core::{KeyHash, Seed};
+use loxo_hll::Hll;
+use siphasher::sip::SipHasher13;
+
+/// Distinct keys inserted per measured iteration.
+const N: u64 = 10_000_000;
+const P: u8 = 14;
+const SEED: Seed = Seed::new(0, 0);
+
+/// Passes a `u64` digest through unchanged (for `hyperloglogplus`, which has no
+/// `insert_hash`).
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 digests are hashed")
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+
+type Sip = BuildHasherDefault<SipHasher13>;
+type Ce<H> = CardinalityEstimator<u64, H, 14, 6>;
+
+/// Mean ns per element of each benchmark, recorded on every measured batch.
+static NS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
+
+fn record(name: &str, elapsed: Duration, elements: u64) {
+    let ns = elapsed.as_secs_f64() * 1e9 / elements as f64;
+    NS.lock()
+        .unwrap()
+        .entry(name.to_owned())
+        .or_default()
+        .push(ns);
+}
+
+/// Benchmarks `run` (which inserts all `N` keys into a fresh sketch) as ns/insert.
+fn bench_insert(c: &mut Criterion, group: &str, name: &str, run: impl Fn()) {
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(N));
+    g.sample_size(10);
+    let id = format!("{group}/{name}");
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                run();
+            }
+            let t = start.elapsed();
+            record(&id, t, iters * N);
+            t
+        });
+    });
+    g.finish();
+}
+
+fn inserts(c: &mut Criterion) {
+    // Keyed: the same keys 0..N, hashed by every sketch with SipHash-1-3.
+    let g = "insert_10M/keyed";
+    bench_insert(c, g, "loxo", || {
+        let mut h = Box::new(Hll::<P>::new(SEED));
+        for k in 0..N {
+            h.insert(&k.to_le_bytes());
+        }
+        black_box(&h);
+    });
+    bench_insert(c, g, "hyperloglockless", || {
+        let mut h = hyperloglockless::HyperLogLog::seeded(P, 0);
+        for k in 0..N {
+            h.insert(&k);
+        }
+        black_box(&h);
+    });
+    bench_insert(c, g, "cardinality-estimator", || {
+        let mut h = Ce::<SipHasher13>::new();
+        for k in 0..N {
+            h.insert(&k);
+        }
+        black_box(&h);
+    });
+    bench_insert(c, g, "hyperloglogplus", || {
+        let mut h: HyperLogLogPlus<u64, Sip> = HyperLogLogPlus::new(P, Sip::default()).unwrap();
+        for k in 0..N {
+            h.insert(&k);
+        }
+        black_box(&h);
+    });
+
+    // Pre-hashed: the same precomputed digests fed to every sketch.
+    let digests: Vec<u64> = (0..N).map(|k| SEED.hash_u64(k).get()).collect();
+    let d = &digests;
+    let g = "insert_10M/prehashed";
+    bench_insert(c, g, "loxo", || {
+        let mut h = Box::new(Hll::<P>::new(SEED));
+        for &x in d {
+            h.insert_hash(KeyHash::from_u64(x));
+        }
+        black_box(&h);
+    });
+    bench_insert(c, g, "hyperloglockless", || {
+        let mut h = hyperloglockless::HyperLogLog::seeded(P, 0);
+        for &x in d {
+            h.insert_hash(x);
+        }
+        black_box(&h);
+    });
+    bench_insert(c, g, "cardinality-estimator", || {
+        let mut h = Ce::<Identity>::new();
+        for &x in d {
+            h.insert_hash(x);
+        }
+        black_box(&h);
+    });
+    bench_insert(c, g, "hyperloglogplus", || {
+        let mut h: HyperLogLogPlus<u64, BuildHasherDefault<Identity>> =
+            HyperLogLogPlus::new(P, BuildHasherDefault::default()).unwrap();
+        for x in d {
+            h.insert(x);
+        }
+        black_box(&h);
+    });
+}
+
+/// Benchmarks one estimate call as ns/estimate.
+fn bench_estimate(c: &mut Criterion, name: &str, mut est: impl FnMut() -> f64) {
+    let mut g = c.benchmark_group("estimate");
+    let id = format!("estimate/{name}");
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(est());
+            }
+            let t = start.elapsed();
+            record(&id, t, iters);
+            t
+        });
+    });
+    g.finish();
+}
+
+fn estimates(c: &mut Criterion) {
+    const FILL: u64 = 1_000_000;
+    let digests: Vec<u64> = (0..FILL).map(|k| SEED.hash_u64(k).get()).collect();
+
+    let mut l14 = Box::new(Hll::<14>::new(SEED));
+    let mut l10 = Box::new(Hll::<10>::new(SEED));
+    let mut l18 = Box::new(Hll::<18>::new(SEED));
+    let mut hl = hyperloglockless::HyperLogLog::seeded(P, 0);
+    let mut ce = Ce::<Identity>::new();
+    let mut hp: HyperLogLogPlus<u64, BuildHasherDefault<Identity>> =
+        HyperLogLogPlus::new(P, BuildHasherDefault::default()).unwrap();
+    for &x in &digests {
+        let h = KeyHash::from_u64(x);
+        l14.insert_hash(h);
+        l10.insert_hash(h);
+        l18.insert_hash(h);
+        hl.insert_hash(x);
+        ce.insert_hash(x);
+        hp.insert(&x);
+    }
+    let l14 = black_box(l14);
+    bench_estimate(c, "loxo", || l14.estimate());
+    bench_estimate(c, "loxo P=10", || l10.estimate());
+    bench_estimate(c, "loxo P=18", || l18.estimate());
+    bench_estimate(c, "loxo classic", || l14.estimate_classic());
+    bench_estimate(c, "loxo martingale", || {
+        l14.estimate_martingale().unwrap_or(0.0)
+    });
+    bench_estimate(c, "hyperloglockless", || hl.raw_count());
+    bench_estimate(c, "cardinality-estimator", || ce.estimate() as f64);
+    bench_estimate(c, "hyperloglogplus", || hp.count());
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn print_ratios() {
+    let ns = NS.lock().unwrap();
+    let peers = [
+        "hyperloglockless",
+        "cardinality-estimator",
+        "hyperloglogplus",
+    ];
+    println!("\nmedian ns per operation (this run), loxo ÷ fastest peer:");
+    println!("| benchmark | loxo | hyperloglockless | cardinality-estimator | hyperloglogplus | loxo ÷ fastest |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for group in ["insert_10M/keyed", "insert_10M/prehashed", "estimate"] {
+        let get = |name: &str| ns.get(&format!("{group}/{name}")).map(|v| median(v));
+        let Some(loxo) = get("loxo") else { continue };
+        let peer: Vec<Option<f64>> = peers.iter().map(|p| get(p)).collect();
+        let fastest = peer.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+        let cell = |x: Option<f64>| x.map_or("—".to_owned(), |x| format!("{x:.2}"));
+        println!(
+            "| {group} | {loxo:.2} | {} | {} | {} | {:.2}× |",
+            cell(peer[0]),
+            cell(peer[1]),
+            cell(peer[2]),
+            loxo / fastest
+        );
+    }
+    for extra in ["loxo P=10", "loxo P=18", "loxo classic", "loxo martingale"] {
+        if let Some(v) = ns.get(&format!("estimate/{extra}")) {
+            println!("estimate, {extra}: {:.2} ns", median(v));
+        }
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    inserts(&mut c);
+    estimates(&mut c);
+    c.final_summary();
+    print_ratios();
+}
