@@ -70,15 +70,30 @@ fn tau(mut x: f64) -> f64 {
 /// Ertl's improved raw estimate from the histogram of a precision-`p` sketch.
 ///
 /// `z = m·τ(1 − C[q+1]/m)`, then `z = (z + C[k]) / 2` for `k = q … 1`, then
-/// `z += m·σ(C[0]/m)`, estimate `α_∞ · m² / z`, where `q = 64 − p`.
+/// `z += m·σ(C[0]/m)`, estimate `α_∞ · m² / z`, where `q = 64 − p` (computed
+/// in the equivalent unrolled form).
 pub(crate) fn ertl(hist: &[u32; HIST_LEN], p: u8) -> f64 {
     let q = 64 - usize::from(p);
     let m = (1u64 << p) as f64;
     let top = hist.get(q + 1).copied().unwrap_or(0);
-    let mut z = m * tau(1.0 - f64::from(top) / m);
-    for &c in hist.iter().take(q + 1).skip(1).rev() {
-        z = 0.5 * (z + f64::from(c));
+    // Unrolled, Ertl's halving loop `z = (z + C[k]) / 2` for k = q … 1 is
+    // `z = m·τ·2^−q + Σ_k C[k]·2^−k`. The terms are exact and independent, so four
+    // partial sums replace a chain of 2·q dependent floating-point operations.
+    let mut part = [0.0f64; 4];
+    let mut k = 1;
+    let mut chunks = hist.get(1..=q).unwrap_or(&[]).chunks_exact(4);
+    for c in chunks.by_ref() {
+        for (p, &ci) in part.iter_mut().zip(c) {
+            *p += f64::from(ci) * pow2_neg(k);
+            k += 1;
+        }
     }
+    for (p, &ci) in part.iter_mut().zip(chunks.remainder()) {
+        *p += f64::from(ci) * pow2_neg(k);
+        k += 1;
+    }
+    let mut z = m * tau(1.0 - f64::from(top) / m) * pow2_neg(q as u32);
+    z += (part[0] + part[1]) + (part[2] + part[3]);
     z += m * sigma(f64::from(hist[0]) / m);
     ALPHA_INF * m * m / z
 }
