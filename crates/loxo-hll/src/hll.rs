@@ -156,6 +156,22 @@ where
     /// hash a flow key once, feed the same [`KeyHash`] to several sketches).
     ///
     /// Returns whether a register changed (false for every duplicate).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Hll;
+    ///
+    /// let seed = Seed::new(7, 8);
+    /// let (mut a, mut b) = (Hll::<10>::new(seed), Hll::<10>::new(seed));
+    /// let h = seed.hash(b"10.0.0.1 -> 10.0.0.2"); // hash once …
+    /// a.insert_hash(h); // … feed it to several sketches
+    /// b.insert(b"10.0.0.1 -> 10.0.0.2");
+    /// assert_eq!(a, b);
+    /// // index = top 10 bits of the digest, rank = leading zeros of the rest + 1
+    /// let index = (h.get() >> 54) as usize;
+    /// let rank = (h.get() << 10 | 1 << 9).leading_zeros() as u8 + 1;
+    /// assert_eq!(a.register(index), rank);
+    /// ```
     #[inline]
     pub fn insert_hash(&mut self, h: KeyHash) -> bool {
         let h = h.get();
@@ -293,6 +309,20 @@ where
     /// `Clone` bound; slice iterators qualify. On success the martingale estimate
     /// becomes `None` (the insertion history is unknown).
     ///
+    /// ```
+    /// use loxo_core::{DecodeError, Seed};
+    /// use loxo_hll::Hll;
+    ///
+    /// let mut hll = Hll::<4>::new(Seed::new(1, 2));
+    /// let decoded = [3u8, 0, 1, 7, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 1];
+    /// hll.set_registers(decoded)?;
+    /// assert!(hll.registers().eq(decoded));
+    /// assert_eq!(hll.estimate_martingale(), None);
+    /// assert_eq!(hll.set_registers([99u8; 16]), Err(DecodeError::InvalidValue));
+    /// assert!(hll.registers().eq(decoded)); // unchanged on error
+    /// # Ok::<(), DecodeError>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// * [`DecodeError::ParameterMismatch`] if `regs` does not yield exactly `m`
@@ -332,6 +362,21 @@ where
     /// Merges `other` into `self` (register-wise maximum): afterwards `self` is
     /// exactly the sketch of the union of both key streams. Commutative,
     /// associative and idempotent. Cost O(m). The martingale estimate becomes `None`.
+    ///
+    /// ```
+    /// use loxo_core::{MergeError, Seed};
+    /// use loxo_hll::Hll;
+    ///
+    /// let seed = Seed::new(1, 2);
+    /// let (mut a, mut b) = (Hll::<12>::new(seed), Hll::<12>::new(seed));
+    /// (0..1000u32).for_each(|k| { a.insert(&k.to_le_bytes()); });
+    /// (500..1500u32).for_each(|k| { b.insert(&k.to_le_bytes()); });
+    /// a.merge(&b)?;
+    /// assert!((a.estimate() - 1500.0).abs() < 100.0);
+    /// let other_seed = Hll::<12>::new(Seed::new(3, 4));
+    /// assert_eq!(a.merge(&other_seed), Err(MergeError::SeedMismatch));
+    /// # Ok::<(), MergeError>(())
+    /// ```
     ///
     /// # Errors
     ///
