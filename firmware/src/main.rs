@@ -1,0 +1,217 @@
+//! loxo sample firmware: an elephant-flow monitor on a Cortex-M4F with a
+//! LAN9118 Ethernet MAC (QEMU `mps2-an386`), logging with defmt over
+//! semihosting and paced by `loxo replay` through a small control protocol.
+//!
+//! Data path: LAN9118 RX FIFO → frame buffer → flow monitor → report (defmt)
+//! and the "elephant present" LED.
+#![no_std]
+#![no_main]
+
+mod board;
+mod proto;
+
+use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_semihosting::debug;
+use defmt_semihosting as _;
+use embedded_hal::digital::OutputPin;
+use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
+
+use board::{Led, Ticks, INSNS_PER_TICK};
+use proto::Control;
+
+/// Station address of the firmware (locally administered).
+const MAC: [u8; 6] = [0x02, 0x4C, 0x4F, 0x58, 0x4F, 0x01];
+/// Frames per epoch: the LED and an interim report follow each epoch.
+const EPOCH_FRAMES: u32 = 16_384;
+/// Idle polls between two READY announcements before the host shows up.
+const READY_EVERY: u32 = 1 << 18;
+
+defmt::timestamp!("{=u32}", 0);
+
+/// What the firmware counts besides the flow monitor.
+#[derive(Default)]
+struct Totals {
+    frames: u32,
+    bytes: u64,
+    control: u32,
+    /// Sum and max of SysTick ticks spent in the monitor per frame.
+    ticks_sum: u64,
+    ticks_max: u32,
+}
+
+/// The per-frame work being measured. Until `loxo_flow::FlowMonitor` lands
+/// this only counts frames and bytes.
+struct Monitor {
+    frames: u32,
+    bytes: u64,
+}
+
+impl Monitor {
+    const fn new() -> Self {
+        Self { frames: 0, bytes: 0 }
+    }
+
+    #[inline(never)]
+    fn observe(&mut self, frame: &[u8]) {
+        self.frames = self.frames.saturating_add(1);
+        self.bytes = self.bytes.saturating_add(frame.len() as u64);
+    }
+
+    fn elephant_present(&self) -> bool {
+        false
+    }
+}
+
+#[entry]
+fn main() -> ! {
+    board::paint_stack();
+    let cp = cortex_m::Peripherals::take();
+    let Some(cp) = cp else { fail("core peripherals taken twice") };
+    let ticks = Ticks::start(cp.SYST);
+    let mut led = Led::new(0);
+    let _ = led.set_low();
+
+    // SAFETY: 0x4020_0000 is the LAN9118 of mps2-an386 and this is its only owner.
+    let mut nic = Lan9118::new(unsafe { Mmio::new(board::LAN9118_BASE) });
+    if let Err(e) = nic.init(MAC) {
+        defmt::error!("lan9118 init failed: {}", e);
+        exit(1);
+    }
+    defmt::info!("lan9118 up, rx enabled; announcing READY");
+
+    static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
+    // SAFETY: taken once, before any other reference to BUF exists.
+    let buf: &mut [u8; FRAME_BUF_LEN] = unsafe { &mut *core::ptr::addr_of_mut!(BUF) };
+    static mut MONITOR: Monitor = Monitor::new();
+    // SAFETY: as for BUF.
+    let monitor: &mut Monitor = unsafe { &mut *core::ptr::addr_of_mut!(MONITOR) };
+
+    let mut totals = Totals::default();
+    let mut host_seen = false;
+    let mut idle: u32 = 0;
+    let mut epoch_left = EPOCH_FRAMES;
+    send(&mut nic, proto::OP_READY, 0, 0, 0);
+    loop {
+        let Some(len) = nic.receive(buf) else {
+            if !host_seen {
+                idle += 1;
+                if idle == READY_EVERY {
+                    idle = 0;
+                    send(&mut nic, proto::OP_READY, 0, 0, 0);
+                }
+            }
+            continue;
+        };
+        host_seen = true;
+        let frame = &buf[..len.min(FRAME_BUF_LEN)];
+        if let Some(c) = proto::parse(frame) {
+            totals.control += 1;
+            match c.op {
+                proto::OP_SYNC => send(&mut nic, proto::OP_ACK, c.seq, totals.frames, 0),
+                proto::OP_END => finish(&mut nic, &totals, monitor, c.value),
+                _ => defmt::warn!("unexpected control op {=u8}", c.op),
+            }
+            continue;
+        }
+        let t0 = ticks.now();
+        monitor.observe(frame);
+        let dt = Ticks::elapsed(t0, ticks.now());
+        totals.ticks_sum += u64::from(dt);
+        totals.ticks_max = totals.ticks_max.max(dt);
+        totals.frames += 1;
+        totals.bytes += len as u64;
+        epoch_left -= 1;
+        if epoch_left == 0 {
+            epoch_left = EPOCH_FRAMES;
+            nic.update_drop_counter();
+            let _ = if monitor.elephant_present() { led.set_high() } else { led.set_low() };
+            defmt::info!(
+                "epoch: frames={=u32} bytes={=u64} elephant_led={=bool}",
+                totals.frames,
+                totals.bytes,
+                led.is_lit()
+            );
+        }
+    }
+}
+
+/// Logs the final report, tells the host the verdict and exits QEMU with it.
+fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &Monitor, sent: u32) -> ! {
+    nic.update_drop_counter();
+    let rx = nic.stats();
+    let ok = t.frames == sent && rx.errors == 0 && rx.overruns == 0;
+    defmt::info!(
+        "final: frames={=u32} sent={=u32} bytes={=u64} monitor_frames={=u32} control={=u32}",
+        t.frames,
+        sent,
+        t.bytes,
+        monitor.frames,
+        t.control
+    );
+    defmt::info!(
+        "nic: rx_errors={=u32} oversized={=u32} overruns={=u32}",
+        rx.errors,
+        rx.oversized,
+        rx.overruns
+    );
+    let frames = u64::from(t.frames.max(1));
+    defmt::info!(
+        "cost: insns_per_frame_mean={=u64} insns_per_frame_max={=u32} (resolution {=u32} insns)",
+        t.ticks_sum * u64::from(INSNS_PER_TICK) / frames,
+        t.ticks_max * INSNS_PER_TICK,
+        INSNS_PER_TICK
+    );
+    let (static_ram, stack) = board::ram_usage();
+    defmt::info!(
+        "ram: static={=u32} stack_peak={=u32} total={=u32}",
+        static_ram,
+        stack,
+        static_ram + stack
+    );
+    send(nic, proto::OP_DONE, 0, t.frames, u32::from(!ok));
+    defmt::info!("verdict: {}", if ok { "ok" } else { "MISMATCH" });
+    exit(u8::from(!ok));
+}
+
+fn send(nic: &mut Lan9118<Mmio>, op: u8, seq: u32, value: u32, extra: u32) {
+    let f = proto::build(MAC, Control { op, seq, value, extra });
+    // The TX FIFO drains instantly in QEMU; on silicon a full FIFO is retried.
+    for _ in 0..1000 {
+        if nic.transmit(&f).is_ok() {
+            return;
+        }
+    }
+    defmt::warn!("control frame op {=u8} not sent: tx fifo full", op);
+}
+
+fn exit(code: u8) -> ! {
+    if code == 0 {
+        debug::exit(debug::EXIT_SUCCESS);
+    } else {
+        debug::exit(debug::EXIT_FAILURE);
+    }
+    loop {
+        cortex_m::asm::bkpt();
+    }
+}
+
+fn fail(msg: &str) -> ! {
+    defmt::error!("fatal: {=str}", msg);
+    exit(1)
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    if let Some(loc) = info.location() {
+        defmt::error!("panic at {=str}:{=u32}", loc.file(), loc.line());
+    } else {
+        defmt::error!("panic");
+    }
+    exit(1)
+}
+
+#[exception]
+unsafe fn HardFault(ef: &ExceptionFrame) -> ! {
+    defmt::error!("HardFault at pc={=u32:#010x} lr={=u32:#010x}", ef.pc(), ef.lr());
+    exit(1)
+}

@@ -1,0 +1,60 @@
+//! The flow-control protocol between `loxo replay` and the firmware: small
+//! Ethernet frames of a local-experimental EtherType.
+//!
+//! Layout after the 14-byte Ethernet header: `b"LX"`, op (u8), 0 (u8),
+//! `seq` (u32 LE), `value` (u32 LE), `extra` (u32 LE) — 16 bytes, padded to
+//! the 60-byte Ethernet minimum.
+//!
+//! | op | direction | meaning |
+//! |---|---|---|
+//! | READY | fw → host | RX is enabled; repeated until the first host frame |
+//! | SYNC  | host → fw | end of batch `seq` |
+//! | ACK   | fw → host | batch `seq` consumed; `value` = frames counted so far |
+//! | END   | host → fw | no more frames; `value` = data frames sent |
+//! | DONE  | fw → host | verdict in `extra` (0 = ok), `value` = frames counted |
+
+/// IEEE 802 local experimental EtherType 1.
+pub const ETHERTYPE: u16 = 0x88B5;
+pub const OP_READY: u8 = 1;
+pub const OP_SYNC: u8 = 2;
+pub const OP_ACK: u8 = 3;
+pub const OP_END: u8 = 4;
+pub const OP_DONE: u8 = 5;
+
+/// A decoded control message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Control {
+    pub op: u8,
+    pub seq: u32,
+    pub value: u32,
+    pub extra: u32,
+}
+
+/// Returns the control message a frame carries, if it is one.
+pub fn parse(frame: &[u8]) -> Option<Control> {
+    let f = frame.get(..30)?;
+    if u16::from_be_bytes([f[12], f[13]]) != ETHERTYPE || f[14..16] != *b"LX" {
+        return None;
+    }
+    let word = |i: usize| u32::from_le_bytes([f[i], f[i + 1], f[i + 2], f[i + 3]]);
+    Some(Control {
+        op: f[16],
+        seq: word(18),
+        value: word(22),
+        extra: word(26),
+    })
+}
+
+/// Builds a 60-byte control frame from `src` (broadcast destination).
+pub fn build(src: [u8; 6], c: Control) -> [u8; 60] {
+    let mut f = [0u8; 60];
+    f[..6].copy_from_slice(&[0xFF; 6]);
+    f[6..12].copy_from_slice(&src);
+    f[12..14].copy_from_slice(&ETHERTYPE.to_be_bytes());
+    f[14..16].copy_from_slice(b"LX");
+    f[16] = c.op;
+    f[18..22].copy_from_slice(&c.seq.to_le_bytes());
+    f[22..26].copy_from_slice(&c.value.to_le_bytes());
+    f[26..30].copy_from_slice(&c.extra.to_le_bytes());
+    f
+}
