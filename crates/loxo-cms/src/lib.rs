@@ -1,5 +1,50 @@
-//! Count-Min Sketch, Count-Sketch, Space-Saving and HeavyKeeper: frequencies and heavy hitters, no_std.
+//! Frequencies and heavy hitters in fixed memory: "how often did I see this key?"
+//! and "which keys are the heaviest?", `#![no_std]`, no allocation, storage inline.
 //!
-//! Work in progress: this crate is being filled in by its own issue.
+//! | type | answers | error | memory |
+//! |---|---|---|---|
+//! | [`Cms<W, D, C>`](Cms) | frequency of any key (upper bound) | `+ε·N`, ε = e/W, w.p. 1 − e^−D | `D·W·size_of::<C>()` + 32 B |
+//! | [`CmsCu<W, D, C>`](CmsCu) | same, conservative update | ≤ the plain sketch's | same |
+//! | [`CountSketch<W, D>`](CountSketch) | frequency, unbiased, turnstile | `±√(3/W)·‖f‖₂` | `8·D·W` + 24 B |
+//! | [`SpaceSaving<K, N>`](SpaceSaving) | top-k, deterministic bounds | `count − error ≤ f ≤ count` | ≈ `N·(size_of::<Slot>() + 4)` |
+//! | [`HeavyKeeper<W, D, N, K>`](HeavyKeeper) | top-k, count-with-exponential-decay | none (empirically tiny) | `8·D·W` + heap |
+//! | [`CmsTopK<W, D, N, K>`](CmsTopK) | top-k from a CMS-CU + min-heap | `+ε·N` | CMS + heap |
+//!
+//! The three top-k summaries implement one trait, [`TopK`], so a flow monitor can
+//! swap them. Every structure takes a pre-computed [`KeyHash`](loxo_core::KeyHash):
+//! hash a key once with [`Seed::hash`](loxo_core::Seed::hash) and feed the same
+//! digest to every sketch (`add` / `add_hash`, `estimate` / `estimate_hash`).
+//! Sizing helpers for the Count-Min parameters are in [`sizing`].
+//!
+//! ```
+//! use loxo_cms::{Cms, HeavyKeeper, TopK};
+//! use loxo_core::Seed;
+//!
+//! let seed = Seed::new(1, 2);
+//! let mut cms = Cms::<1024, 4>::new(seed);
+//! let mut hk = HeavyKeeper::<256, 2, 16, u32>::new(7);
+//! for (flow, bytes) in [(1u32, 1500u64), (2, 64), (1, 1500)] {
+//!     let h = seed.hash(&flow.to_le_bytes()); // one hash per packet
+//!     cms.add_hash(h, bytes);
+//!     hk.update(&flow, h, bytes);
+//! }
+//! assert!(cms.estimate(&1u32.to_le_bytes()) >= 3000);
+//! assert_eq!(hk.estimate(&1, seed.hash(&1u32.to_le_bytes())), Some(3000));
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
+
+mod cms;
+mod count_sketch;
+mod heap;
+mod heavy_keeper;
+pub mod sizing;
+mod space_saving;
+mod topk;
+
+pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
+pub use count_sketch::CountSketch;
+pub use heap::Slot;
+pub use heavy_keeper::{HeavyKeeper, DECAY_BASE};
+pub use space_saving::SpaceSaving;
+pub use topk::{CmsTopK, Entry, TopK};

@@ -1,0 +1,139 @@
+//! Metwally's Space-Saving [`SpaceSaving<K, N>`].
+
+use loxo_core::KeyHash;
+
+use crate::heap::KeyHeap;
+use crate::topk::{Entry, TopK};
+
+/// Space-Saving (Metwally, Agrawal & El Abbadi 2005): top-k with `N` monitored keys
+/// and deterministic error bounds, weighted updates.
+///
+/// A monitored key's count grows by each weight; an unmonitored key replaces the
+/// key with the smallest count `m`, inheriting `count = m + w` and `error = m`.
+///
+/// * `K`: the key type (`Copy + Eq`, stored inline); `N`: capacity, 1..=32767
+///   (compile-time checked).
+///
+/// # Guarantees (deterministic, `N_tot` = [`total`](TopK::total))
+///
+/// * every reported entry has `count − error ≤ f ≤ count`;
+/// * the minimum count is at most `N_tot / N`, so every key with `f > N_tot / N`
+///   is monitored, and every estimate is within `N_tot / N` of the truth.
+///
+/// After [`halve`](TopK::halve) the bounds hold for the halved weights up to ±1
+/// rounding per halving.
+///
+/// # Memory
+///
+/// `N·(size_of::<Slot<K>>() + 4) + 8` bytes: `N` heap slots (key, count, error,
+/// 6 bytes of index bookkeeping) plus a `2N`-cell `u16` index.
+/// `SpaceSaving<u64, 227>` is 8 180 bytes; with a 40-byte key each slot is 64 bytes.
+///
+/// # Cost
+///
+/// [`update`](TopK::update): an index probe (expected O(1), load ≤ ½), then
+/// O(log N) sift of the min-heap. No division.
+///
+/// # Example
+///
+/// ```
+/// use loxo_cms::{SpaceSaving, TopK};
+/// use loxo_core::Seed;
+///
+/// let seed = Seed::new(1, 2);
+/// let mut ss = SpaceSaving::<u32, 4>::new();
+/// for k in [1u32, 1, 2, 3, 1, 4, 5, 1] {
+///     ss.update(&k, seed.hash(&k.to_le_bytes()), 100);
+/// }
+/// let mut top = heapless::Vec::<_, 1>::new();
+/// ss.report(&mut top);
+/// assert_eq!(top[0].key, 1);
+/// assert!(top[0].count - top[0].error <= 400 && 400 <= top[0].count);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpaceSaving<K, const N: usize> {
+    heap: KeyHeap<K, N>,
+    total: u64,
+}
+
+impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
+    /// An empty summary.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            heap: KeyHeap::new(),
+            total: 0,
+        }
+    }
+
+    /// The monitored entry of `key`, with its error bound.
+    pub fn entry(&self, key: &K, hash: KeyHash) -> Option<Entry<K>> {
+        let pos = self.heap.find(key, hash)?;
+        self.heap.slot(pos).map(crate::heap::Slot::entry)
+    }
+
+    /// The smallest monitored count (`≤ total / N` once full), 0 when not full.
+    pub fn min_count(&self) -> u64 {
+        if self.heap.is_full() {
+            self.heap.min_count().unwrap_or(0)
+        } else {
+            0
+        }
+    }
+}
+
+impl<K: Copy + Eq, const N: usize> Default for SpaceSaving<K, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Copy + Eq, const N: usize> TopK<K> for SpaceSaving<K, N> {
+    #[inline]
+    fn update(&mut self, key: &K, hash: KeyHash, weight: u64) {
+        if weight == 0 {
+            return;
+        }
+        self.total = self.total.saturating_add(weight);
+        if let Some(pos) = self.heap.find(key, hash) {
+            let c = self.heap.slot(pos).map_or(0, |s| s.entry().count);
+            self.heap.raise(pos, c.saturating_add(weight));
+        } else if !self.heap.is_full() {
+            self.heap.push(*key, hash, weight, 0);
+        } else if let Some(m) = self.heap.min_count() {
+            let _ = self
+                .heap
+                .replace_min(*key, hash, m.saturating_add(weight), m);
+        }
+    }
+
+    fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
+        self.entry(key, hash).map(|e| e.count)
+    }
+
+    fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
+        self.heap.report(out);
+    }
+
+    fn total(&self) -> u64 {
+        self.total
+    }
+
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    fn capacity(&self) -> usize {
+        N
+    }
+
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.total = 0;
+    }
+
+    fn halve(&mut self) {
+        self.heap.halve();
+        self.total >>= 1;
+    }
+}
