@@ -371,7 +371,7 @@ where
     ///   or a preamble size that does not match the mode;
     /// * [`DecodeError::ParameterMismatch`]: `lgK ≠ P`;
     /// * [`DecodeError::InvalidValue`]: a register or coupon value above 63 (HLL_8,
-    ///   HLL_4 aux), an HLL_4 aux token with no aux entry, a coupon slot beyond `k`.
+    ///   HLL_4 aux) or a coupon value of 0, an HLL_4 aux token with no aux entry.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let pre = bytes.first_chunk::<8>().ok_or(DecodeError::Truncated)?;
         let [pre_ints, ser_ver, family, lg_k, lg_arr, flags, byte6, mode_byte] = *pre;
@@ -417,16 +417,14 @@ where
                     .and_then(|b| b.get(..ints.checked_mul(4)?))
                     .ok_or(DecodeError::Truncated)?;
                 let each = || coupons.chunks_exact(4).map(|c| u32_at(c, 0));
-                for c in each().filter(|&c| c != 0) {
-                    let slot = (c & ((1 << KEY_BITS) - 1)) as usize;
-                    let value = c >> KEY_BITS;
-                    if slot >= Self::K || value == 0 || value > 63 {
-                        return Err(DecodeError::InvalidValue);
-                    }
+                // A coupon keeps the hash's low 26 bits, so a list converts to
+                // any lgK ≤ 26: the slot is its low lgK bits.
+                if each().any(|c| c != 0 && (c >> KEY_BITS == 0 || c >> KEY_BITS > 63)) {
+                    return Err(DecodeError::InvalidValue);
                 }
                 self.hll.clear();
                 for c in each().filter(|&c| c != 0) {
-                    let slot = (c & ((1 << KEY_BITS) - 1)) as usize;
+                    let slot = c as usize & (Self::K - 1);
                     self.hll.update_register(slot, (c >> KEY_BITS) as u8);
                 }
                 Ok(())
