@@ -1,0 +1,346 @@
+//! `cargo xtask demo`: the firmware demo in one command.
+//!
+//! Builds the firmware for `thumbv7em-none-eabihf` and the `loxo` host tool,
+//! generates a trace with `loxo gen` (or takes `--pcap FILE`), boots the
+//! firmware in QEMU `mps2-an386` with its LAN9118 wired to two free loopback
+//! UDP ports, replays the trace with `loxo replay`, and prints the firmware's
+//! defmt log decoded with `defmt-decoder`. Every child has a deadline and is
+//! killed on drop: the command never hangs.
+//!
+//! Exit code: 0 when QEMU exited 0 (the firmware's verdict) and the replay
+//! succeeded, 1 otherwise. `--summary` also prints the report's `key=value`
+//! pairs one per line (`report.KEY=VALUE`) for scripts and tests.
+
+use std::io::Read;
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+const USAGE: &str =
+    "usage: cargo xtask demo [--frames N] [--pcap FILE] [--icount] [--timeout SECS] [--summary]";
+
+#[derive(Debug)]
+struct Opts {
+    frames: u64,
+    pcap: Option<PathBuf>,
+    icount: bool,
+    timeout: u64,
+    summary: bool,
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<ExitCode> {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        Some("demo") => {}
+        _ => bail!("{USAGE}"),
+    }
+    let mut o = Opts {
+        frames: 100_000,
+        pcap: None,
+        icount: false,
+        timeout: 600,
+        summary: false,
+    };
+    while let Some(a) = args.next() {
+        let mut val = || {
+            args.next()
+                .with_context(|| format!("{a} needs a value\n{USAGE}"))
+        };
+        match a.as_str() {
+            "--frames" => o.frames = val()?.parse().context("--frames")?,
+            "--pcap" => o.pcap = Some(PathBuf::from(val()?)),
+            "--timeout" => o.timeout = val()?.parse().context("--timeout")?,
+            "--icount" => o.icount = true,
+            "--summary" => o.summary = true,
+            _ => bail!("unknown option {a}\n{USAGE}"),
+        }
+    }
+    demo(&o)
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+fn check(status: std::process::ExitStatus, what: &str) -> anyhow::Result<()> {
+    if status.success() {
+        Ok(())
+    } else {
+        bail!("{what} failed ({status})")
+    }
+}
+
+/// Installs what a fresh machine lacks: the Cortex-M4F target and QEMU.
+fn ensure_tools() -> anyhow::Result<()> {
+    if Command::new("rustup").arg("--version").output().is_ok() {
+        let out = Command::new("rustup")
+            .args(["target", "list", "--installed"])
+            .output()?;
+        if !String::from_utf8_lossy(&out.stdout).contains("thumbv7em-none-eabihf") {
+            eprintln!("xtask: installing the thumbv7em-none-eabihf target");
+            check(
+                Command::new("rustup")
+                    .args(["target", "add", "thumbv7em-none-eabihf"])
+                    .status()?,
+                "rustup target add",
+            )?;
+        }
+    }
+    if Command::new("qemu-system-arm")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return Ok(());
+    }
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if is_root && Path::new("/usr/bin/apt-get").exists() {
+        eprintln!("xtask: installing qemu-system-arm with apt-get");
+        check(
+            Command::new("apt-get").arg("update").status()?,
+            "apt-get update",
+        )?;
+        check(
+            Command::new("apt-get")
+                .args([
+                    "install",
+                    "-y",
+                    "--no-install-recommends",
+                    "qemu-system-arm",
+                ])
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .status()?,
+            "apt-get install qemu-system-arm",
+        )?;
+        return Ok(());
+    }
+    bail!("qemu-system-arm is missing; install it with: sudo apt-get install qemu-system-arm")
+}
+
+/// A child process killed when dropped.
+struct Guard(Child, &'static str);
+
+impl Guard {
+    fn wait(&mut self, deadline: Instant) -> anyhow::Result<std::process::ExitStatus> {
+        loop {
+            if let Some(s) = self.0.try_wait()? {
+                return Ok(s);
+            }
+            if Instant::now() >= deadline {
+                let _ = self.0.kill();
+                bail!("{} did not finish in time and was killed", self.1);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Two distinct free UDP ports on 127.0.0.1 (bound, read, released).
+fn free_ports() -> anyhow::Result<(u16, u16)> {
+    let a = UdpSocket::bind("127.0.0.1:0")?;
+    let b = UdpSocket::bind("127.0.0.1:0")?;
+    Ok((a.local_addr()?.port(), b.local_addr()?.port()))
+}
+
+fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(o.timeout);
+    ensure_tools()?;
+    let root = root();
+
+    eprintln!("xtask: building the firmware (release, thumbv7em-none-eabihf)");
+    let fw_dir = root.join("firmware");
+    check(
+        Command::new(cargo())
+            .args(["build", "--release"])
+            .current_dir(&fw_dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("RUSTFLAGS")
+            .status()?,
+        "firmware build",
+    )?;
+    let elf = fw_dir.join("target/thumbv7em-none-eabihf/release/loxo-firmware");
+
+    eprintln!("xtask: building the loxo host tool");
+    check(
+        Command::new(cargo())
+            .args(["build", "--release", "-p", "loxo-cli"])
+            .current_dir(&root)
+            .status()?,
+        "loxo build",
+    )?;
+    let target_dir =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let loxo = target_dir.join("release/loxo");
+
+    let out_dir = root.join("out");
+    std::fs::create_dir_all(&out_dir)?;
+    let pcap = if let Some(p) = &o.pcap {
+        p.clone()
+    } else {
+        let p = out_dir.join("demo.pcap");
+        eprintln!("xtask: generating {} frames into {}", o.frames, p.display());
+        check(
+            Command::new(&loxo)
+                .arg("gen")
+                .arg("--frames")
+                .arg(o.frames.to_string())
+                .arg("--out")
+                .arg(&p)
+                .status()?,
+            "loxo gen",
+        )?;
+        p
+    };
+
+    let (host_port, nic_port) = free_ports()?;
+    let netdev = format!(
+        "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={nic_port},\
+         remote.type=inet,remote.host=127.0.0.1,remote.port={host_port}"
+    );
+    let mut qemu = Command::new("qemu-system-arm");
+    qemu.args(["-cpu", "cortex-m4", "-machine", "mps2-an386", "-nographic"])
+        .args(["-monitor", "none", "-serial", "null"])
+        .args(["-semihosting-config", "enable=on,target=native"])
+        .args(["-netdev", &netdev, "-net", "nic,model=lan9118,netdev=n0"]);
+    if o.icount {
+        qemu.args(["-icount", "shift=0"]);
+    }
+    qemu.arg("-kernel")
+        .arg(&elf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    eprintln!("xtask: booting QEMU mps2-an386, NIC on 127.0.0.1:{nic_port}, host on 127.0.0.1:{host_port}");
+    let mut qemu = Guard(qemu.spawn().context("starting qemu-system-arm")?, "QEMU");
+    let mut stdout = qemu.0.stdout.take().context("QEMU stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut log = Vec::new();
+        let _ = stdout.read_to_end(&mut log);
+        log
+    });
+
+    let mut replay = Guard(
+        Command::new(&loxo)
+            .arg("replay")
+            .arg(&pcap)
+            .args(["--to", &format!("127.0.0.1:{nic_port}")])
+            .args(["--from", &format!("127.0.0.1:{host_port}")])
+            .spawn()
+            .context("starting loxo replay")?,
+        "loxo replay",
+    );
+    let replay_status = replay.wait(deadline);
+    let qemu_status = qemu.wait(if replay_status.is_ok() {
+        deadline
+    } else {
+        Instant::now() + Duration::from_secs(2)
+    });
+    drop(qemu);
+    let log = reader.join().unwrap_or_default();
+
+    let elf_bytes = std::fs::read(&elf)?;
+    let lines = decode(&elf_bytes, &log)?;
+    print_log(&lines, o.summary);
+    let replay_ok = replay_status
+        .as_ref()
+        .is_ok_and(std::process::ExitStatus::success);
+    let qemu_ok = qemu_status
+        .as_ref()
+        .is_ok_and(std::process::ExitStatus::success);
+    eprintln!(
+        "xtask: replay {}, firmware exit {}, {:.1}s",
+        describe(&replay_status),
+        describe(&qemu_status),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(if replay_ok && qemu_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Prints the decoded log, and with `summary` its `key=value` pairs.
+fn print_log(lines: &[String], summary: bool) {
+    println!("--- firmware log (defmt, decoded) ---");
+    for l in lines {
+        println!("{l}");
+    }
+    if summary {
+        for l in lines {
+            let msg = l.get(6..).unwrap_or("");
+            let Some((section, kv)) = msg.split_once(": ") else {
+                continue;
+            };
+            for pair in kv.split_whitespace() {
+                if let Some((k, v)) = pair.split_once('=') {
+                    println!("report.{section}.{k}={v}");
+                }
+            }
+        }
+    }
+}
+
+fn describe(s: &anyhow::Result<std::process::ExitStatus>) -> String {
+    match s {
+        Ok(s) => s.to_string(),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+/// Decodes a defmt (rzCOBS) byte stream with the ELF's defmt table.
+fn decode(elf: &[u8], log: &[u8]) -> anyhow::Result<Vec<String>> {
+    let table = defmt_decoder::Table::parse(elf)?.context("the firmware ELF has no defmt table")?;
+    let mut dec = table.new_stream_decoder();
+    dec.received(log);
+    let mut lines = Vec::new();
+    loop {
+        match dec.decode() {
+            Ok(frame) => lines.push(format!(
+                "{:<5} {}",
+                frame
+                    .level()
+                    .map_or_else(|| "print".to_owned(), |l| l.as_str().to_owned()),
+                frame.display_message()
+            )),
+            Err(defmt_decoder::DecodeError::UnexpectedEof) => break,
+            Err(defmt_decoder::DecodeError::Malformed) => {
+                lines.push("(malformed defmt frame skipped)".to_owned());
+            }
+        }
+    }
+    Ok(lines)
+}
