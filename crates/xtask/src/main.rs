@@ -181,30 +181,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     ensure_tools()?;
     let root = root();
 
-    eprintln!("xtask: building the firmware (release, thumbv7em-none-eabihf)");
-    let fw_dir = root.join("firmware");
-    check(
-        Command::new(cargo())
-            .args(["build", "--release"])
-            .current_dir(&fw_dir)
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("RUSTFLAGS")
-            .status()?,
-        "firmware build",
-    )?;
-    let elf = fw_dir.join("target/thumbv7em-none-eabihf/release/loxo-firmware");
-
-    eprintln!("xtask: building the loxo host tool");
-    check(
-        Command::new(cargo())
-            .args(["build", "--release", "-p", "loxo-cli"])
-            .current_dir(&root)
-            .status()?,
-        "loxo build",
-    )?;
-    let target_dir =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let loxo = target_dir.join("release/loxo");
+    let (elf, loxo) = build_all(&root)?;
 
     let out_dir = root.join("out");
     std::fs::create_dir_all(&out_dir)?;
@@ -291,6 +268,36 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Builds the firmware ELF and the `loxo` binary; returns their paths.
+fn build_all(root: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    eprintln!("xtask: building the firmware (release, thumbv7em-none-eabihf)");
+    let fw_dir = root.join("firmware");
+    check(
+        Command::new(cargo())
+            .args(["build", "--release"])
+            .current_dir(&fw_dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("RUSTFLAGS")
+            .status()?,
+        "firmware build",
+    )?;
+    let elf = fw_dir.join("target/thumbv7em-none-eabihf/release/loxo-firmware");
+
+    eprintln!("xtask: building the loxo host tool");
+    check(
+        Command::new(cargo())
+            .args(["build", "--release", "-p", "loxo-cli"])
+            .current_dir(root)
+            .status()?,
+        "loxo build",
+    )?;
+    let target_dir =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let loxo = target_dir.join("release/loxo");
+
+    Ok((elf, loxo))
 }
 
 /// Prints the decoded log, and with `summary` its `key=value` pairs.
