@@ -1,6 +1,9 @@
 //! Host-side helpers shared by loxo's integration tests: seeded key streams and
 //! statistics. The tests themselves live in `tests/tests/`.
 
+pub mod topk;
+pub mod zipf;
+
 /// Chi-square statistic of observed bucket counts against a uniform expectation.
 ///
 /// With `b` buckets the statistic follows χ² with `b − 1` degrees of freedom when

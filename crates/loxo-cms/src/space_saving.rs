@@ -27,7 +27,7 @@ use crate::topk::{Entry, TopK};
 ///
 /// `N·(size_of::<Slot<K>>() + 4) + 8` bytes: `N` heap slots (key, count, error,
 /// 6 bytes of index bookkeeping) plus a `2N`-cell `u16` index.
-/// `SpaceSaving<u64, 227>` is 8 180 bytes; with a 40-byte key each slot is 64 bytes.
+/// `SpaceSaving<u64, 227>` is 8 192 bytes; with a 40-byte key each slot is 64 bytes.
 ///
 /// # Cost
 ///

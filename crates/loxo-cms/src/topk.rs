@@ -125,7 +125,7 @@ pub trait TopK<K: Copy + Eq> {
 /// sketch estimate back (nothing is lost, unlike Space-Saving).
 ///
 /// Memory: `size_of::<CmsCu<W, D, C>>() + N·(size_of::<Slot<K>>() + 4) + 8`;
-/// `CmsTopK<287, 4, 100, u64>` is 8 224 bytes. Cost per update: `D` probes, a
+/// `CmsTopK<285, 4, 100, u64>` is 8 192 bytes. Cost per update: `D` probes, a
 /// `D`-cell read-modify-write, an index probe and O(log N) heap work.
 ///
 /// The sketch's seed only matters for its own `add`/`estimate`; updates use the
