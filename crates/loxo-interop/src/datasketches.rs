@@ -142,8 +142,8 @@ impl TargetType {
 /// # Memory and cost
 ///
 /// `size_of::<Hll<P>>()` = `0.75 · 2^P + 296` bytes. Insert: one MurmurHash3_x64_128,
-/// a leading-zero count, a 3-byte register read. Encode/decode: O(2^P) (HLL_4 decode
-/// O(2^P + t·a) for t nibbles pointing to the aux table of a entries).
+/// a leading-zero count, a 3-byte register read. Encode/decode: O(2^P) (plus the
+/// HLL_4 aux entries, at most one per register).
 ///
 /// # Error
 ///
@@ -370,8 +370,11 @@ where
     /// * [`DecodeError::WrongKind`]: family other than HLL (7), unknown mode or type,
     ///   or a preamble size that does not match the mode;
     /// * [`DecodeError::ParameterMismatch`]: `lgK ≠ P`;
-    /// * [`DecodeError::InvalidValue`]: a register or coupon value above 63 (HLL_8,
-    ///   HLL_4 aux) or a coupon value of 0, an HLL_4 aux token with no aux entry.
+    /// * [`DecodeError::InvalidValue`]: a register or coupon value above 63 or a
+    ///   coupon value of 0; HLL_4 aux entries that do not match the aux tokens one
+    ///   for one (an entry for a slot without a token, a value below curMin + 15, or
+    ///   a count other than the number of tokens). A duplicated entry that hides a
+    ///   missing one is not detected: that slot then reads as curMin + 15.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let pre = bytes.first_chunk::<8>().ok_or(DecodeError::Truncated)?;
         let [pre_ints, ser_ver, family, lg_k, lg_arr, flags, byte6, mode_byte] = *pre;
@@ -480,32 +483,47 @@ where
                     let b = arr.get(i >> 1).copied().unwrap_or(0);
                     (b >> ((i & 1) * 4)) & 0x0f
                 };
-                let aux_value = |slot: usize| {
+                let entries = || {
                     aux.chunks_exact(4)
                         .map(|c| u32_at(c, 0))
-                        .find(|&c| c != 0 && (c & ((1 << KEY_BITS) - 1)) as usize == slot)
-                        .map(|c| c >> KEY_BITS)
+                        .filter(|&c| c != 0)
+                        .map(|c| ((c & ((1 << KEY_BITS) - 1)) as usize, c >> KEY_BITS))
                 };
+                // Validate everything first (O(k + aux)): nibble values, and aux entries
+                // that each point at a token slot with a value DataSketches could hold
+                // there (≥ curMin + 15, ≤ 63), as many entries as tokens.
+                let mut tokens = 0usize;
                 for i in 0..Self::K {
                     let n = nibble(i);
-                    let v = if n == AUX_TOKEN {
-                        aux_value(i).ok_or(DecodeError::InvalidValue)?
-                    } else {
-                        u32::from(cur_min) + u32::from(n)
-                    };
-                    if v > 63 {
+                    if n == AUX_TOKEN {
+                        tokens += 1;
+                    } else if u32::from(cur_min) + u32::from(n) > 63 {
                         return Err(DecodeError::InvalidValue);
                     }
                 }
+                let floor = u32::from(cur_min) + u32::from(AUX_TOKEN);
+                let mut found = 0usize;
+                for (slot, v) in entries() {
+                    if slot >= Self::K || nibble(slot) != AUX_TOKEN || v < floor || v > 63 {
+                        return Err(DecodeError::InvalidValue);
+                    }
+                    found += 1;
+                }
+                if found != tokens {
+                    return Err(DecodeError::InvalidValue);
+                }
+                // Token slots first get the floor curMin + 15, then their aux value
+                // (a register max, so no per-slot search of the aux table).
+                let floor = floor.min(63) as u8;
                 self.hll.set_registers((0..Self::K).map(|i| {
                     let n = nibble(i);
-                    let v = if n == AUX_TOKEN {
-                        aux_value(i).unwrap_or(0) as u8
-                    } else {
-                        cur_min + n
-                    };
+                    let v = if n == AUX_TOKEN { floor } else { cur_min + n };
                     v.min(max)
-                }))
+                }))?;
+                for (slot, v) in entries() {
+                    self.hll.update_register(slot, v as u8);
+                }
+                Ok(())
             }
         }
     }
@@ -677,6 +695,14 @@ mod tests {
         let mut t = filled::<4>(3);
         let before = t.clone();
         assert_eq!(t.decode_into(&bad[..48]), Err(DecodeError::InvalidValue));
+        // an aux entry for a slot whose nibble is no token
+        let mut bad = buf;
+        bad[48] = 3;
+        assert_eq!(t.decode_into(&bad), Err(DecodeError::InvalidValue));
+        // an aux value below curMin + 15
+        let mut bad = buf;
+        bad[51] = 14 << 2;
+        assert_eq!(t.decode_into(&bad), Err(DecodeError::InvalidValue));
         assert_eq!(t, before);
     }
 
