@@ -5,18 +5,18 @@
 use core::convert::Infallible;
 
 /// LAN9118 base address.
-pub const LAN9118_BASE: usize = 0x4020_0000;
+pub(crate) const LAN9118_BASE: usize = 0x4020_0000;
 /// FPGAIO LED0 register: bit n drives user LED n.
 const FPGAIO_LED0: *mut u32 = 0x4002_8000 as *mut u32;
 
 /// One FPGAIO user LED.
-pub struct Led {
+pub(crate) struct Led {
     mask: u32,
 }
 
 impl Led {
     /// Takes LED `n` (0 or 1).
-    pub const fn new(n: u8) -> Self {
+    pub(crate) const fn new(n: u8) -> Self {
         Self { mask: 1 << n }
     }
 
@@ -31,7 +31,7 @@ impl Led {
     }
 
     /// Whether the LED is lit.
-    pub fn is_lit(&self) -> bool {
+    pub(crate) fn is_lit(&self) -> bool {
         // SAFETY: as in `update`, a plain read of an always-mapped register.
         unsafe { FPGAIO_LED0.read_volatile() & self.mask != 0 }
     }
@@ -55,29 +55,28 @@ impl embedded_hal::digital::OutputPin for Led {
 /// SysTick as a free-running 24-bit down-counter at the core clock (25 MHz
 /// on mps2-an386). Under `qemu -icount shift=0` one instruction is 1 ns of
 /// virtual time, so one tick is 40 instructions.
-pub struct Ticks;
+pub(crate) struct Ticks(cortex_m::peripheral::SYST);
 
 /// Instructions per SysTick tick under `-icount shift=0` (1 ns / insn, 40 ns / tick).
-pub const INSNS_PER_TICK: u32 = 40;
+pub(crate) const INSNS_PER_TICK: u32 = 40;
 
 impl Ticks {
-    pub fn start(mut syst: cortex_m::peripheral::SYST) -> Self {
+    pub(crate) fn start(mut syst: cortex_m::peripheral::SYST) -> Self {
         syst.set_clock_source(cortex_m::peripheral::syst::SystClkSource::Core);
         syst.set_reload(0x00FF_FFFF);
         syst.clear_current();
         syst.enable_counter();
-        core::mem::forget(syst);
-        Self
+        Self(syst)
     }
 
     #[inline(always)]
-    pub fn now(&self) -> u32 {
-        cortex_m::peripheral::SYST::get_current()
+    pub(crate) fn now(&self) -> u32 {
+        self.0.cvr.read()
     }
 
     /// Ticks elapsed from `earlier` to `later` (the counter counts down, mod 2^24).
     #[inline(always)]
-    pub fn elapsed(earlier: u32, later: u32) -> u32 {
+    pub(crate) fn elapsed(earlier: u32, later: u32) -> u32 {
         earlier.wrapping_sub(later) & 0x00FF_FFFF
     }
 }
@@ -92,7 +91,7 @@ extern "C" {
 /// Fills the unused stack (from the end of static data to just below the
 /// current stack pointer) with a pattern.
 #[inline(never)]
-pub fn paint_stack() {
+pub(crate) fn paint_stack() {
     let sp = cortex_m::register::msp::read() as usize;
     // SAFETY: [__sheap, sp - 256) is RAM above all statics and below the
     // live stack frames (256 bytes of margin for this function's own frame);
@@ -108,7 +107,7 @@ pub fn paint_stack() {
 
 /// (static RAM bytes, peak stack bytes): `.data`+`.bss` and the high-water
 /// mark of the painted stack.
-pub fn ram_usage() -> (u32, u32) {
+pub(crate) fn ram_usage() -> (u32, u32) {
     // SAFETY: reads the painted region of `paint_stack`, which is plain RAM.
     unsafe {
         let bottom = core::ptr::addr_of!(__sheap) as usize;

@@ -48,7 +48,10 @@ struct Monitor {
 
 impl Monitor {
     const fn new() -> Self {
-        Self { frames: 0, bytes: 0 }
+        Self {
+            frames: 0,
+            bytes: 0,
+        }
     }
 
     #[inline(never)]
@@ -57,16 +60,30 @@ impl Monitor {
         self.bytes = self.bytes.saturating_add(frame.len() as u64);
     }
 
+    #[allow(clippy::unused_self)] // placeholder until FlowMonitor lands
     fn elephant_present(&self) -> bool {
         false
     }
 }
 
+/// The receive buffer and the monitor live in statics, not on the stack, so
+/// the stack high-water mark measures call depth only.
+static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
+static mut MONITOR: Monitor = Monitor::new();
+
 #[entry]
 fn main() -> ! {
     board::paint_stack();
+    if cfg!(feature = "crash-test") {
+        panic!("crash-test feature: deliberate panic");
+    }
+    if cfg!(feature = "fault-test") {
+        cortex_m::asm::udf();
+    }
     let cp = cortex_m::Peripherals::take();
-    let Some(cp) = cp else { fail("core peripherals taken twice") };
+    let Some(cp) = cp else {
+        fail("core peripherals taken twice")
+    };
     let ticks = Ticks::start(cp.SYST);
     let mut led = Led::new(0);
     let _ = led.set_low();
@@ -79,10 +96,8 @@ fn main() -> ! {
     }
     defmt::info!("lan9118 up, rx enabled; announcing READY");
 
-    static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
-    // SAFETY: taken once, before any other reference to BUF exists.
+    // SAFETY: `main` runs once and takes the only reference to BUF.
     let buf: &mut [u8; FRAME_BUF_LEN] = unsafe { &mut *core::ptr::addr_of_mut!(BUF) };
-    static mut MONITOR: Monitor = Monitor::new();
     // SAFETY: as for BUF.
     let monitor: &mut Monitor = unsafe { &mut *core::ptr::addr_of_mut!(MONITOR) };
 
@@ -124,7 +139,11 @@ fn main() -> ! {
         if epoch_left == 0 {
             epoch_left = EPOCH_FRAMES;
             nic.update_drop_counter();
-            let _ = if monitor.elephant_present() { led.set_high() } else { led.set_low() };
+            let _ = if monitor.elephant_present() {
+                led.set_high()
+            } else {
+                led.set_low()
+            };
             defmt::info!(
                 "epoch: frames={=u32} bytes={=u64} elephant_led={=bool}",
                 totals.frames,
@@ -174,7 +193,15 @@ fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &Monitor, sent: u32) -> 
 }
 
 fn send(nic: &mut Lan9118<Mmio>, op: u8, seq: u32, value: u32, extra: u32) {
-    let f = proto::build(MAC, Control { op, seq, value, extra });
+    let f = proto::build(
+        MAC,
+        Control {
+            op,
+            seq,
+            value,
+            extra,
+        },
+    );
     // The TX FIFO drains instantly in QEMU; on silicon a full FIFO is retried.
     for _ in 0..1000 {
         if nic.transmit(&f).is_ok() {
@@ -212,6 +239,10 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
 
 #[exception]
 unsafe fn HardFault(ef: &ExceptionFrame) -> ! {
-    defmt::error!("HardFault at pc={=u32:#010x} lr={=u32:#010x}", ef.pc(), ef.lr());
+    defmt::error!(
+        "HardFault at pc={=u32:#010x} lr={=u32:#010x}",
+        ef.pc(),
+        ef.lr()
+    );
     exit(1)
 }

@@ -14,24 +14,24 @@
 //! | DONE  | fw → host | verdict in `extra` (0 = ok), `value` = frames counted |
 
 /// IEEE 802 local experimental EtherType 1.
-pub const ETHERTYPE: u16 = 0x88B5;
-pub const OP_READY: u8 = 1;
-pub const OP_SYNC: u8 = 2;
-pub const OP_ACK: u8 = 3;
-pub const OP_END: u8 = 4;
-pub const OP_DONE: u8 = 5;
+pub(crate) const ETHERTYPE: u16 = 0x88B5;
+pub(crate) const OP_READY: u8 = 1;
+pub(crate) const OP_SYNC: u8 = 2;
+pub(crate) const OP_ACK: u8 = 3;
+pub(crate) const OP_END: u8 = 4;
+pub(crate) const OP_DONE: u8 = 5;
 
 /// A decoded control message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Control {
-    pub op: u8,
-    pub seq: u32,
-    pub value: u32,
-    pub extra: u32,
+pub(crate) struct Control {
+    pub(crate) op: u8,
+    pub(crate) seq: u32,
+    pub(crate) value: u32,
+    pub(crate) extra: u32,
 }
 
 /// Returns the control message a frame carries, if it is one.
-pub fn parse(frame: &[u8]) -> Option<Control> {
+pub(crate) fn parse(frame: &[u8]) -> Option<Control> {
     let f = frame.get(..30)?;
     if u16::from_be_bytes([f[12], f[13]]) != ETHERTYPE || f[14..16] != *b"LX" {
         return None;
@@ -46,7 +46,7 @@ pub fn parse(frame: &[u8]) -> Option<Control> {
 }
 
 /// Builds a 60-byte control frame from `src` (broadcast destination).
-pub fn build(src: [u8; 6], c: Control) -> [u8; 60] {
+pub(crate) fn build(src: [u8; 6], c: Control) -> [u8; 60] {
     let mut f = [0u8; 60];
     f[..6].copy_from_slice(&[0xFF; 6]);
     f[6..12].copy_from_slice(&src);
