@@ -41,33 +41,42 @@ impl Rng {
     }
 }
 
+/// One frame of `flow`, `len` bytes on the wire (UDP over IPv4, IPv6 or
+/// 802.1Q-tagged IPv4, with exact IP and UDP length fields), or a malformed
+/// one: an IPv4 header cut after 6 bytes ("IPv4 header truncated").
 fn frame(flow: usize, len: usize, malformed: bool) -> Vec<u8> {
     let mut f = vec![0x02, 0, 0, 0, 0, 0x10, 0x02, 0, 0, 0, 0, 0x20];
     let kind = flow % 3;
     if kind == 2 {
         f.extend_from_slice(&[0x81, 0x00, 0x00, (flow % 250) as u8 + 1]);
     }
-    if kind == 1 && !malformed {
-        f.extend_from_slice(&[0x86, 0xDD, 0x60, 0, 0, 0, 0, 0, 6, 64]);
-        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
-        f.extend_from_slice(&[0; 8]);
-        f.extend_from_slice(&(flow as u32).to_be_bytes());
-        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
-        f.extend_from_slice(&[0; 11]);
-        f.push(1);
-    } else {
-        f.extend_from_slice(&[0x08, 0x00]);
-        if malformed {
-            // Version 4, IHL 5, but only 6 header bytes follow.
-            f.extend_from_slice(&[0x45, 0, 0, 40, 0, 0]);
-            return f;
-        }
-        f.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 6, 0, 0]);
-        f.extend_from_slice(&[10, 0, (flow >> 8) as u8, flow as u8, 10, 1, 0, 1]);
+    if malformed {
+        f.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 40, 0, 0]);
+        return f;
     }
-    f.extend_from_slice(&((1024 + flow) as u16).to_be_bytes());
+    let ip_header = if kind == 1 { 40 } else { 20 };
+    let udp_len = len.saturating_sub(f.len() + 2 + ip_header).max(8);
+    let flow_bytes = (flow as u32).to_be_bytes();
+    if kind == 1 {
+        f.extend_from_slice(&[0x86, 0xDD, 0x60, 0, 0, 0]);
+        f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+        f.extend_from_slice(&[17, 64]);
+        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0]);
+        f.extend_from_slice(&flow_bytes);
+        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    } else {
+        f.extend_from_slice(&[0x08, 0x00, 0x45, 0]);
+        f.extend_from_slice(&((20 + udp_len) as u16).to_be_bytes());
+        f.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0]);
+        f.extend_from_slice(&[10, flow_bytes[1], flow_bytes[2], flow_bytes[3]]);
+        f.extend_from_slice(&[10, 255, 0, 1]);
+    }
+    f.extend_from_slice(&((1024 + flow % 60_000) as u16).to_be_bytes());
     f.extend_from_slice(&[0x01, 0xBB]);
-    f.resize(len.max(f.len()), 0xAB);
+    f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    let end = f.len() + udp_len - 8;
+    f.resize(end, 0xAB);
     f
 }
 
