@@ -17,6 +17,8 @@ Commands (results on stdout as "name value" lines; floats as repr, exact):
       loxo's) and a default sketch of OTHER; print the estimates of the image and of
       the own sketch, whether their registers agree after a union (alone, and with
       the OTHER sketch), and the union estimates.
+  info LGK IMAGE
+      Deserialize IMAGE; print its lgK, whether it is empty, and its estimate.
 """
 
 import sys
@@ -84,6 +86,12 @@ def main(argv):
         print("cross_registers_equal", int(registers(lgk, ci) == registers(lgk, co)))
         print("cross_image_estimate", repr(ci.get_estimate()))
         print("cross_own_estimate", repr(co.get_estimate()))
+    elif cmd == "info":
+        with open(argv[3], "rb") as f:
+            image = ds.hll_sketch.deserialize(f.read())
+        print("image_lg_k", image.lg_config_k)
+        print("is_empty", int(image.is_empty()))
+        print("image_estimate", repr(image.get_estimate()))
     else:
         raise SystemExit(f"unknown command {cmd!r}")
 

@@ -189,6 +189,7 @@ fn loxo_decodes_datasketches_images_of_every_mode_and_type() {
     let mut modes_seen = BTreeSet::new();
     // 5 keys stay a LIST, 300 a SET, 3000 and more are in HLL mode at lgK = 12.
     for spec in [
+        "str:d:0:0",
         "str:d:0:5",
         "str:d:0:300",
         "str:d:0:3000",
@@ -223,4 +224,18 @@ fn loxo_decodes_datasketches_images_of_every_mode_and_type() {
         modes_seen, all,
         "LIST (0), SET (1) and HLL (2) images all covered"
     );
+}
+
+#[test]
+fn empty_sketches_cross_both_ways() {
+    let Some(py) = python() else { return };
+    let empty = DataSketchesHll::<11>::new();
+    for t in [TargetType::Hll4, TargetType::Hll6, TargetType::Hll8] {
+        let path = write_image(&empty, t, &format!("empty-{t:?}"));
+        let r = run(&py, &["info", "11", path.to_str().unwrap()]);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(r["image_lg_k"], "11");
+        assert_eq!(r["is_empty"], "1", "{t:?}: {r:?}");
+        assert_eq!(r["image_estimate"], "0.0", "{t:?}: {r:?}");
+    }
 }

@@ -219,6 +219,11 @@ fn redis_built_keys_decode_with_equal_registers() {
         return;
     };
     let mut c = server.connect();
+    // PFADD without elements creates an empty (sparse) HLL.
+    assert_eq!(c.int(&[b"PFADD", b"empty"]), 1);
+    let empty = RedisHll::decode(&c.get(b"empty")).unwrap();
+    assert!(empty.is_empty());
+    assert_eq!(empty.count(), 0);
     // Small n stays sparse in Redis (≤ 3000 bytes of opcodes, values ≤ 32); large
     // n is promoted to dense.
     for n in [1u32, 7, 300, 2000, 30_000, 100_000] {
