@@ -8,6 +8,7 @@
 #![no_main]
 
 mod board;
+mod monitor;
 mod proto;
 
 use cortex_m_rt::{entry, exception, ExceptionFrame};
@@ -17,6 +18,7 @@ use embedded_hal::digital::OutputPin;
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
+use monitor::Monitor;
 use proto::Control;
 
 /// Station address of the firmware (locally administered).
@@ -39,44 +41,18 @@ struct Totals {
     ticks_max: u32,
 }
 
-/// The per-frame work being measured. Until `loxo_flow::FlowMonitor` lands
-/// this only counts frames and bytes.
-struct Monitor {
-    frames: u32,
-    bytes: u64,
-}
-
-impl Monitor {
-    const fn new() -> Self {
-        Self {
-            frames: 0,
-            bytes: 0,
-        }
-    }
-
-    #[inline(never)]
-    fn observe(&mut self, frame: &[u8]) {
-        self.frames = self.frames.saturating_add(1);
-        self.bytes = self.bytes.saturating_add(frame.len() as u64);
-    }
-
-    #[allow(clippy::unused_self)] // placeholder until FlowMonitor lands
-    fn elephant_present(&self) -> bool {
-        false
-    }
-}
-
 /// The receive buffer and the monitor live in statics, not on the stack, so
 /// the stack high-water mark measures call depth only.
 static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
-static mut MONITOR: Monitor = Monitor::new();
+/// Demo seed; a product draws a per-device seed from its hardware RNG.
+const SEED: loxo_core::Seed = loxo_core::Seed::new(0x6C6F_786F_2D66_7721, 0x7365_6564_2D64_656D);
+static mut MONITOR: Monitor = Monitor::new(SEED);
 
 #[entry]
 fn main() -> ! {
     board::paint_stack();
-    if cfg!(feature = "crash-test") {
-        panic!("crash-test feature: deliberate panic");
-    }
+    #[cfg(feature = "crash-test")]
+    crash_test();
     if cfg!(feature = "fault-test") {
         cortex_m::asm::udf();
     }
@@ -173,6 +149,23 @@ fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &Monitor, sent: u32) -> 
         rx.oversized,
         rx.overruns
     );
+    let heaviest = monitor.heaviest();
+    for (rank, e) in heaviest.iter().enumerate() {
+        defmt::info!(
+            "top: rank={=usize} bytes={=u64} error={=u64} share_permille={=u64} key={=[u8]:02x}",
+            rank,
+            e.count,
+            e.error,
+            e.count * 1000 / t.bytes.max(1),
+            e.key[..]
+        );
+    }
+    defmt::info!(
+        "monitor: distinct_keys={=u64} memory={=usize} elephant_present={=bool}",
+        monitor.distinct() as u64,
+        Monitor::memory_bytes(),
+        monitor.elephant_present()
+    );
     let frames = u64::from(t.frames.max(1));
     defmt::info!(
         "cost: insns_per_frame_mean={=u64} insns_per_frame_max={=u32} (resolution {=u32} insns)",
@@ -209,6 +202,13 @@ fn send(nic: &mut Lan9118<Mmio>, op: u8, seq: u32, value: u32, extra: u32) {
         }
     }
     defmt::warn!("control frame op {=u8} not sent: tx fifo full", op);
+}
+
+/// Deliberate panic of the `crash-test` feature (returns `()` so the code
+/// after its call site still type-checks without unreachable-code noise).
+#[cfg(feature = "crash-test")]
+fn crash_test() {
+    core::panic!("crash-test feature: deliberate panic");
 }
 
 fn exit(code: u8) -> ! {
