@@ -61,6 +61,18 @@ fn main() -> ! {
         fail("core peripherals taken twice")
     };
     let ticks = Ticks::start(cp.SYST);
+    #[cfg(feature = "calibrate")]
+    {
+        let t0 = ticks.now();
+        // SAFETY: 4000 NOPs touch no memory and no register.
+        unsafe { core::arch::asm!(".rept 4000", "nop", ".endr", options(nomem, nostack)) };
+        let dt = Ticks::elapsed(t0, ticks.now());
+        defmt::info!(
+            "calibrate: 4000 nops took {=u32} ticks (expect ~{=u32})",
+            dt,
+            4000 / INSNS_PER_TICK
+        );
+    }
     let mut led = Led::new(0);
     let _ = led.set_low();
 

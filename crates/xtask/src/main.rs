@@ -47,6 +47,15 @@ fn run() -> anyhow::Result<ExitCode> {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("demo") => {}
+        Some("decode") => {
+            let elf = args.next().context(USAGE)?;
+            let mut log = Vec::new();
+            std::io::stdin().read_to_end(&mut log)?;
+            for l in decode(&std::fs::read(&elf).context("reading the ELF")?, &log)? {
+                println!("{l}");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         _ => bail!("{USAGE}"),
     }
     let mut o = Opts {
