@@ -1,3 +1,204 @@
-//! Benchmark of the `cms` family (to be written by its issue).
+//! `loxo-cms` update cost against `count-min-sketch`, `streaming_algorithms` and
+//! `heavykeeper`, in one run: ns per update over a Zipf(1.0) stream of 10⁶
+//! packets over 10⁵ flows (`u64` keys).
+//!
+//! * `cms_update/keyed`: 2048 × 4 `u32` Count-Min sketches, key hashed inside
+//!   (loxo: SipHash-1-3 via `Seed`; `count-min-sketch`: SipHash-1-3-128;
+//!   `streaming_algorithms`: XxHash). Both peers only do conservative update.
+//! * `cms_update/prehashed`: loxo's `add_hash` from precomputed digests (no peer
+//!   has a pre-hashed entry point).
+//! * `topk_update`: one top-100 update, hash included: loxo HeavyKeeper
+//!   (570 × 1 buckets, the 8 KiB configuration of the accuracy test), Space-Saving
+//!   and CMS-CU + heap against the `heavykeeper` crate's `TopK` with the same
+//!   k, width, depth and decay (1.08).
+//!
+//! Run: `cargo bench -p loxo-bench --bench cms -- --warm-up-time 1 --measurement-time 3`.
+//! After criterion's report a table of medians and loxo ÷ fastest-peer ratios is
+//! printed.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-fn main() {}
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
+use loxo_cms::{Cms, CmsCu, CmsTopK, HeavyKeeper, SpaceSaving, TopK};
+use loxo_core::{KeyHash, Seed};
+use loxo_tests::zipf::Zipf;
+
+const PACKETS: usize = 1_000_000;
+const SEED: Seed = Seed::new(0x5eed, 0xcafe);
+
+static NS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
+
+fn record(name: &str, elapsed: Duration, elements: u64) {
+    let ns = elapsed.as_secs_f64() * 1e9 / elements as f64;
+    NS.lock()
+        .unwrap()
+        .entry(name.to_owned())
+        .or_default()
+        .push(ns);
+}
+
+/// Benchmarks `run` (one pass over the stream, state kept across passes).
+fn bench(c: &mut Criterion, group: &str, name: &str, mut run: impl FnMut()) {
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(PACKETS as u64));
+    g.sample_size(10);
+    let id = format!("{group}/{name}");
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                run();
+            }
+            let t = start.elapsed();
+            record(&id, t, iters * PACKETS as u64);
+            t
+        });
+    });
+    g.finish();
+}
+
+fn cms(c: &mut Criterion, keys: &[u64]) {
+    let g = "cms_update/keyed";
+    let mut plain = Box::new(Cms::<2048, 4>::new(SEED));
+    bench(c, g, "loxo plain", || {
+        for &k in keys {
+            plain.add(&k.to_le_bytes(), 1);
+        }
+        black_box(&plain);
+    });
+    let mut cu = Box::new(CmsCu::<2048, 4>::new(SEED));
+    bench(c, g, "loxo conservative", || {
+        for &k in keys {
+            cu.add(&k.to_le_bytes(), 1);
+        }
+        black_box(&cu);
+    });
+    // width = next_pow2(2·capacity/tolerance) = 2048, k = ⌊ln(1 − p)/ln ½⌋ = 4.
+    let mut peer = count_min_sketch::CountMinSketch32::<u64>::new(1024, 0.94, 1.0).unwrap();
+    bench(c, g, "count-min-sketch", || {
+        for k in keys {
+            peer.add(k, 1);
+        }
+        black_box(&peer);
+    });
+    // width = next_pow2(2/tolerance) = 2048, k = 4.
+    let mut sa = streaming_algorithms::CountMinSketch::<u64, u32>::new(0.94, 2.0 / 2048.0, ());
+    bench(c, g, "streaming_algorithms", || {
+        for k in keys {
+            sa.push(k, &1);
+        }
+        black_box(&sa);
+    });
+
+    let digests: Vec<KeyHash> = keys.iter().map(|&k| SEED.hash_u64(k)).collect();
+    let g = "cms_update/prehashed";
+    bench(c, g, "loxo plain", || {
+        for &h in &digests {
+            plain.add_hash(h, 1);
+        }
+        black_box(&plain);
+    });
+    bench(c, g, "loxo conservative", || {
+        for &h in &digests {
+            cu.add_hash(h, 1);
+        }
+        black_box(&cu);
+    });
+}
+
+fn topk(c: &mut Criterion, keys: &[u64]) {
+    let g = "topk_update";
+    let mut hk = Box::new(HeavyKeeper::<570, 1, 100, u64>::new(1));
+    bench(c, g, "loxo HeavyKeeper", || {
+        for &k in keys {
+            hk.update(&k, SEED.hash_u64(k), 1);
+        }
+        black_box(&hk);
+    });
+    let mut ss = Box::new(SpaceSaving::<u64, 227>::new());
+    bench(c, g, "loxo Space-Saving", || {
+        for &k in keys {
+            ss.update(&k, SEED.hash_u64(k), 1);
+        }
+        black_box(&ss);
+    });
+    let mut ct = Box::new(CmsTopK::<285, 4, 100, u64>::new());
+    bench(c, g, "loxo CMS-CU + heap", || {
+        for &k in keys {
+            ct.update(&k, SEED.hash_u64(k), 1);
+        }
+        black_box(&ct);
+    });
+    let mut peer = heavykeeper::TopK::<u64>::with_seed(100, 570, 1, 1.08, 1);
+    bench(c, g, "heavykeeper", || {
+        for k in keys {
+            peer.add(k, 1);
+        }
+        black_box(&peer);
+    });
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn print_table() {
+    let ns = NS.lock().unwrap();
+    let get = |id: &str| ns.get(id).map(|v| median(v));
+    println!("\nmedian ns per update (this run):");
+    println!("| benchmark | ns/update | ÷ fastest peer |");
+    println!("|---|---:|---:|");
+    let groups: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "cms_update/keyed",
+            &["loxo plain", "loxo conservative"],
+            &["count-min-sketch", "streaming_algorithms"],
+        ),
+        (
+            "cms_update/prehashed",
+            &["loxo plain", "loxo conservative"],
+            &[],
+        ),
+        (
+            "topk_update",
+            &[
+                "loxo HeavyKeeper",
+                "loxo Space-Saving",
+                "loxo CMS-CU + heap",
+            ],
+            &["heavykeeper"],
+        ),
+    ];
+    for (group, ours, peers) in groups {
+        let fastest = peers
+            .iter()
+            .filter_map(|p| get(&format!("{group}/{p}")))
+            .fold(f64::INFINITY, f64::min);
+        for name in ours.iter().chain(peers.iter()) {
+            if let Some(x) = get(&format!("{group}/{name}")) {
+                let ratio = if fastest.is_finite() {
+                    format!("{:.2}×", x / fastest)
+                } else {
+                    "—".to_owned()
+                };
+                println!("| {group} {name} | {x:.2} | {ratio} |");
+            }
+        }
+    }
+}
+
+fn main() {
+    let z = Zipf::new(100_000, 1.0);
+    let keys: Vec<u64> = z.stream(PACKETS, 7).iter().map(|p| p.key).collect();
+    let mut c = Criterion::default().configure_from_args();
+    cms(&mut c, &keys);
+    topk(&mut c, &keys);
+    c.final_summary();
+    print_table();
+}

@@ -259,9 +259,8 @@ impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> 
             let target = min.add_saturating(w);
             for (row, &j) in self.rows.iter_mut().zip(idx.iter()) {
                 if let Some(c) = row.get_mut(j) {
-                    if *c < target {
-                        *c = target;
-                    }
+                    // Branch-free: a data-dependent branch here mispredicts often.
+                    *c = (*c).max(target);
                 }
             }
         } else {

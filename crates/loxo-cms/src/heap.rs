@@ -175,31 +175,41 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         }
     }
 
-    fn swap(&mut self, a: usize, b: usize) {
-        self.slots.swap(a, b);
-        if let (Some(&sa), Some(&sb)) = (self.slots.get(a), self.slots.get(b)) {
-            self.set_cell(sa.cell as usize, (a + 1) as u16);
-            self.set_cell(sb.cell as usize, (b + 1) as u16);
-        }
-    }
-
     fn count_at(&self, i: usize) -> u64 {
         self.slots.get(i).map_or(u64::MAX, |s| s.count)
     }
 
+    /// Writes `s` at heap position `to` and re-points its index cell.
+    #[inline(always)]
+    fn place(&mut self, to: usize, s: Slot<K>) {
+        if let Some(d) = self.slots.get_mut(to) {
+            *d = s;
+            let cell = s.cell as usize;
+            self.set_cell(cell, (to + 1) as u16);
+        }
+    }
+
+    // Both sifts move a "hole" instead of swapping: one slot copy and one index
+    // write per level.
     fn sift_up(&mut self, mut i: usize) {
+        let Some(&s) = self.slots.get(i) else { return };
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.count_at(parent) <= self.count_at(i) {
+            let Some(&p) = self.slots.get(parent) else {
+                break;
+            };
+            if p.count <= s.count {
                 break;
             }
-            self.swap(parent, i);
+            self.place(i, p);
             i = parent;
         }
+        self.place(i, s);
     }
 
     fn sift_down(&mut self, mut i: usize) {
         let n = self.slots.len();
+        let Some(&s) = self.slots.get(i) else { return };
         loop {
             let l = 2 * i + 1;
             if l >= n {
@@ -211,12 +221,16 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             } else {
                 l
             };
-            if self.count_at(i) <= self.count_at(c) {
+            let Some(&child) = self.slots.get(c) else {
+                break;
+            };
+            if s.count <= child.count {
                 break;
             }
-            self.swap(i, c);
+            self.place(i, child);
             i = c;
         }
+        self.place(i, s);
     }
 
     /// Adds a new key; the caller checked it is absent. No-op when full.
