@@ -22,7 +22,8 @@
 //! use loxo_core::Seed;
 //! use loxo_tests::topk::{exact_counts, feed, score};
 //!
-//! let stream: Vec<(u64, u64)> = (0..1000u64).map(|i| (i % 7, 1)).collect();
+//! // Seven keys with distinct totals (key k has weight k + 1 per packet).
+//! let stream: Vec<(u64, u64)> = (0..1000u64).map(|i| (i % 7, i % 7 + 1)).collect();
 //! let exact = exact_counts(stream.iter().copied());
 //! let mut ss = SpaceSaving::<u64, 16>::new();
 //! feed(&mut ss, Seed::new(1, 2), stream.iter().copied());

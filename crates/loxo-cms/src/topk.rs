@@ -128,8 +128,9 @@ pub trait TopK<K: Copy + Eq> {
 /// `CmsTopK<285, 4, 100, u64>` is 8 192 bytes. Cost per update: `D` probes, a
 /// `D`-cell read-modify-write, an index probe and O(log N) heap work.
 ///
-/// The sketch's seed only matters for its own `add`/`estimate`; updates use the
-/// caller's hash. Construct with [`new`](Self::new).
+/// Updates use the caller's hash, so query the inner sketch ([`sketch`](Self::sketch))
+/// with [`estimate_hash`](crate::Cms::estimate_hash) and the same digest; its own
+/// seed is a placeholder (`Seed::new(0, 0)`) and its keyed `estimate` is meaningless.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CmsTopK<const W: usize, const D: usize, const N: usize, K, C: Counter = u32> {
     cms: CmsCu<W, D, C>,
