@@ -10,7 +10,9 @@
 //! * `topk_update`: one top-100 update, hash included: loxo HeavyKeeper
 //!   (570 × 1 buckets, the 8 KiB configuration of the accuracy test), Space-Saving
 //!   and CMS-CU + heap against the `heavykeeper` crate's `TopK` with the same
-//!   k, width, depth and decay (1.08).
+//!   k, width, depth and decay (1.08) (it hashes with its own fast
+//!   `RandomState`); `topk_update/prehashed` repeats loxo's three with precomputed
+//!   digests.
 //!
 //! Run: `cargo bench -p loxo-bench --bench cms -- --warm-up-time 1 --measurement-time 3`.
 //! After criterion's report a table of medians and loxo ÷ fastest-peer ratios is
@@ -133,6 +135,29 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
         }
         black_box(&ct);
     });
+    // The same three with precomputed digests: the cost a monitor pays after its
+    // one hash per packet.
+    let digests: Vec<KeyHash> = keys.iter().map(|&k| SEED.hash_u64(k)).collect();
+    let pairs: Vec<(u64, KeyHash)> = keys.iter().copied().zip(digests).collect();
+    let gp = "topk_update/prehashed";
+    bench(c, gp, "loxo HeavyKeeper", || {
+        for (k, h) in &pairs {
+            hk.update(k, *h, 1);
+        }
+        black_box(&hk);
+    });
+    bench(c, gp, "loxo Space-Saving", || {
+        for (k, h) in &pairs {
+            ss.update(k, *h, 1);
+        }
+        black_box(&ss);
+    });
+    bench(c, gp, "loxo CMS-CU + heap", || {
+        for (k, h) in &pairs {
+            ct.update(k, *h, 1);
+        }
+        black_box(&ct);
+    });
     let mut peer = heavykeeper::TopK::<u64>::with_seed(100, 570, 1, 1.08, 1);
     bench(c, g, "heavykeeper", || {
         for k in keys {
@@ -154,7 +179,7 @@ fn print_table() {
     println!("\nmedian ns per update (this run):");
     println!("| benchmark | ns/update | ÷ fastest peer |");
     println!("|---|---:|---:|");
-    let groups: [(&str, &[&str], &[&str]); 3] = [
+    let groups: [(&str, &[&str], &[&str]); 4] = [
         (
             "cms_update/keyed",
             &["loxo plain", "loxo conservative"],
@@ -173,6 +198,15 @@ fn print_table() {
                 "loxo CMS-CU + heap",
             ],
             &["heavykeeper"],
+        ),
+        (
+            "topk_update/prehashed",
+            &[
+                "loxo HeavyKeeper",
+                "loxo Space-Saving",
+                "loxo CMS-CU + heap",
+            ],
+            &[],
         ),
     ];
     for (group, ours, peers) in groups {
