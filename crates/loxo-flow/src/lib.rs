@@ -1,5 +1,27 @@
-//! Ethernet/IP frame parsing into flow keys and an elephant-flow monitor composed from loxo sketches, no_std.
+//! Ethernet/IP frame parsing into flow keys and an elephant-flow monitor composed from loxo
+//! sketches, `no_std`, no allocation.
 //!
-//! Work in progress: this crate is being filled in by its own issue.
+//! Data path: frame → [`parse_frame`] → [`FlowKey`] (canonical 13/37 bytes) → one
+//! `Seed::hash` → the family sketches.
+//!
+//! # Key rules
+//! The exact-count tools (`loxo top`) and the tests follow the same rules:
+//! - link layers: untagged, one 802.1Q tag (0x8100), or QinQ (0x88a8 then 0x8100); a cut tag
+//!   is a runt; any other EtherType (ARP, LLDP, a lone 0x88a8, …) is [`Parsed::NotIp`];
+//! - malformed frames map to one [`ParseError`] each (see its variants);
+//! - IPv6 extension headers 0, 43, 44, 60 are walked in any order, at most
+//!   [`MAX_IPV6_EXTENSIONS`]; AH (51) and ESP (50) end the walk with ports 0;
+//! - fragments with offset > 0 have ports 0 and the transport protocol (IPv6: the fragment
+//!   header's next header); first fragments carry ports;
+//! - ICMP (1) / ICMPv6 (58): source port = type, destination port = code; other
+//!   protocols than TCP/UDP/SCTP/ICMP: ports 0;
+//! - the transport header must fit in the length the IP header declares (padding ignored);
+//! - a frame's byte weight is its captured length.
 #![no_std]
 #![forbid(unsafe_code)]
+
+mod key;
+mod parse;
+
+pub use key::{FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
+pub use parse::{parse_frame, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS};

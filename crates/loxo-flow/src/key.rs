@@ -1,0 +1,193 @@
+//! `FlowKey`: the canonical, fixed-size byte encoding of a 5-tuple.
+
+use core::fmt;
+use core::net::{Ipv4Addr, Ipv6Addr};
+
+/// Longest canonical encoding: IPv6 source (16) + destination (16) + ports (2 + 2) + protocol (1).
+pub const MAX_KEY_LEN: usize = 37;
+/// IPv4 canonical encoding length: 4 + 4 + 2 + 2 + 1.
+pub const V4_KEY_LEN: usize = 13;
+
+/// A flow's 5-tuple in canonical bytes: `src ‖ dst ‖ src_port (BE) ‖ dst_port (BE) ‖ protocol`,
+/// 13 bytes for IPv4 and 37 bytes for IPv6.
+///
+/// One padded array (`[u8; 37]` plus a length byte, **38 bytes**, `Copy`) rather than an
+/// enum of `V4([u8; 13])` / `V6([u8; 37])`: the enum also costs 38 bytes (largest variant
+/// plus a discriminant), so the array loses nothing per top-k entry and gives a single
+/// `AsRef<[u8]>` slice to hash (`seed.hash(&key)`) without a match. The unused tail is always
+/// zero, so derived `PartialEq`/`Hash` agree with the canonical bytes.
+///
+/// For ICMP/ICMPv6 the ports carry type (source) and code (destination); for non-first
+/// fragments and protocols without ports they are 0.
+///
+/// ```
+/// use loxo_flow::FlowKey;
+/// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+/// assert_eq!(k.as_ref().len(), 13);
+/// assert_eq!(k.src_port(), 1234);
+/// assert_eq!(k.to_string(), "10.0.0.1:1234 -> 10.0.0.2:80 proto 6");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    len: u8,
+    bytes: [u8; MAX_KEY_LEN],
+}
+
+impl Default for FlowKey {
+    /// The all-zero IPv4 key (`0.0.0.0:0 -> 0.0.0.0:0 proto 0`).
+    fn default() -> Self {
+        Self {
+            len: V4_KEY_LEN as u8,
+            bytes: [0; MAX_KEY_LEN],
+        }
+    }
+}
+
+impl FlowKey {
+    /// An IPv4 key.
+    pub const fn v4(
+        src: [u8; 4],
+        dst: [u8; 4],
+        src_port: u16,
+        dst_port: u16,
+        protocol: u8,
+    ) -> Self {
+        let mut bytes = [0u8; MAX_KEY_LEN];
+        let mut i = 0;
+        while i < 4 {
+            bytes[i] = src[i];
+            bytes[4 + i] = dst[i];
+            i += 1;
+        }
+        let sp = src_port.to_be_bytes();
+        let dp = dst_port.to_be_bytes();
+        bytes[8] = sp[0];
+        bytes[9] = sp[1];
+        bytes[10] = dp[0];
+        bytes[11] = dp[1];
+        bytes[12] = protocol;
+        Self {
+            len: V4_KEY_LEN as u8,
+            bytes,
+        }
+    }
+
+    /// An IPv6 key.
+    pub const fn v6(
+        src: [u8; 16],
+        dst: [u8; 16],
+        src_port: u16,
+        dst_port: u16,
+        protocol: u8,
+    ) -> Self {
+        let mut bytes = [0u8; MAX_KEY_LEN];
+        let mut i = 0;
+        while i < 16 {
+            bytes[i] = src[i];
+            bytes[16 + i] = dst[i];
+            i += 1;
+        }
+        let sp = src_port.to_be_bytes();
+        let dp = dst_port.to_be_bytes();
+        bytes[32] = sp[0];
+        bytes[33] = sp[1];
+        bytes[34] = dp[0];
+        bytes[35] = dp[1];
+        bytes[36] = protocol;
+        Self {
+            len: MAX_KEY_LEN as u8,
+            bytes,
+        }
+    }
+
+    /// `true` for an IPv6 key.
+    pub const fn is_v6(&self) -> bool {
+        self.len as usize == MAX_KEY_LEN
+    }
+
+    const fn addr_len(&self) -> usize {
+        if self.is_v6() {
+            16
+        } else {
+            4
+        }
+    }
+
+    /// The source address bytes (4 or 16), e.g. for counting distinct sources.
+    pub fn src_bytes(&self) -> &[u8] {
+        let n = self.addr_len();
+        self.bytes.get(..n).unwrap_or(&[])
+    }
+
+    /// The destination address bytes (4 or 16).
+    pub fn dst_bytes(&self) -> &[u8] {
+        let n = self.addr_len();
+        self.bytes.get(n..2 * n).unwrap_or(&[])
+    }
+
+    const fn port_at(&self, i: usize) -> u16 {
+        u16::from_be_bytes([self.bytes[i], self.bytes[i + 1]])
+    }
+
+    /// Source port (ICMP: type).
+    pub const fn src_port(&self) -> u16 {
+        self.port_at(2 * self.addr_len())
+    }
+
+    /// Destination port (ICMP: code).
+    pub const fn dst_port(&self) -> u16 {
+        self.port_at(2 * self.addr_len() + 2)
+    }
+
+    /// IP protocol number (IPv6: the last next-header of the walk).
+    pub const fn protocol(&self) -> u8 {
+        self.bytes[2 * self.addr_len() + 4]
+    }
+}
+
+impl AsRef<[u8]> for FlowKey {
+    /// The canonical encoding (13 or 37 bytes).
+    fn as_ref(&self) -> &[u8] {
+        self.bytes.get(..self.len as usize).unwrap_or(&self.bytes)
+    }
+}
+
+fn addr(b: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if let Ok(a) = <[u8; 4]>::try_from(b) {
+        write!(f, "{}", Ipv4Addr::from(a))
+    } else if let Ok(a) = <[u8; 16]>::try_from(b) {
+        write!(f, "[{}]", Ipv6Addr::from(a))
+    } else {
+        Ok(())
+    }
+}
+
+impl fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        addr(self.src_bytes(), f)?;
+        write!(f, ":{} -> ", self.src_port())?;
+        addr(self.dst_bytes(), f)?;
+        write!(f, ":{} proto {}", self.dst_port(), self.protocol())
+    }
+}
+
+impl fmt::Debug for FlowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FlowKey({self})")
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for FlowKey {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "{=[u8]:02x}:{} -> {=[u8]:02x}:{} proto {}",
+            self.src_bytes(),
+            self.src_port(),
+            self.dst_bytes(),
+            self.dst_port(),
+            self.protocol()
+        );
+    }
+}
