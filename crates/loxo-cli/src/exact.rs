@@ -1,0 +1,67 @@
+//! Exact per-flow counts with a `HashMap`, under the same key rules as `loxo_flow::parse_frame`.
+
+use std::collections::HashMap;
+
+use loxo_flow::{parse_frame, FlowKey, ParseError, Parsed};
+
+/// Exact figures of one flow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Bytes (sum of captured lengths).
+    pub bytes: u64,
+    /// Packets.
+    pub packets: u64,
+}
+
+/// Exact counter of one epoch.
+#[derive(Debug, Clone, Default)]
+pub struct Exact {
+    /// Per-flow counts.
+    pub flows: HashMap<FlowKey, Counts>,
+    /// Totals over IP frames.
+    pub total: Counts,
+    /// Frames that are not IP.
+    pub not_ip: u64,
+    /// Malformed frames per reason (`ParseError::index`).
+    pub errors: [u64; ParseError::COUNT],
+}
+
+impl Exact {
+    /// Feeds one frame.
+    pub fn feed(&mut self, frame: &[u8]) {
+        match parse_frame(frame) {
+            Ok(Parsed::Flow(f)) => {
+                let c = self.flows.entry(f.key).or_default();
+                c.bytes += u64::from(f.len);
+                c.packets += 1;
+                self.total.bytes += u64::from(f.len);
+                self.total.packets += 1;
+            }
+            Ok(Parsed::NotIp) => self.not_ip += 1,
+            Err(e) => {
+                if let Some(c) = self.errors.get_mut(e.index()) {
+                    *c += 1;
+                }
+            }
+        }
+    }
+
+    /// Flows whose share of bytes (`by_bytes`) or packets is ≥ `theta`, sorted by that
+    /// measure, descending.
+    pub fn heavy(&self, theta: f64, by_bytes: bool) -> Vec<(FlowKey, Counts)> {
+        let total = if by_bytes {
+            self.total.bytes
+        } else {
+            self.total.packets
+        } as f64;
+        let m = |c: &Counts| if by_bytes { c.bytes } else { c.packets };
+        let mut v: Vec<_> = self
+            .flows
+            .iter()
+            .filter(|(_, c)| m(c) as f64 >= theta * total)
+            .map(|(k, c)| (*k, *c))
+            .collect();
+        v.sort_by(|a, b| m(&b.1).cmp(&m(&a.1)).then(a.0.cmp(&b.0)));
+        v
+    }
+}

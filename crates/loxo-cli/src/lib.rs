@@ -1,0 +1,5 @@
+//! Library side of the `loxo` host tool: the seeded trace generator and the exact flow
+//! counter, shared by `loxo gen` / `loxo top` and the tests.
+
+pub mod exact;
+pub mod trace;
