@@ -24,4 +24,8 @@ mod key;
 mod parse;
 
 pub use key::{FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
+pub use monitor::{
+    Config, DefaultTopK, Elephant, EpochPolicy, FlowMonitor, Report, ShareOf, MAX_ELEPHANTS,
+};
 pub use parse::{parse_frame, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
+mod monitor;
