@@ -1,5 +1,6 @@
 //! Library side of the `loxo` host tool: the seeded trace generator and the exact flow
 //! counter, shared by `loxo gen` / `loxo top` and the tests.
 
+pub mod eval;
 pub mod exact;
 pub mod trace;

@@ -1,0 +1,183 @@
+//! Run `FlowMonitor` and the exact counter side by side over a frame stream, epoch by epoch.
+
+use loxo_flow::{Config, FlowKey, FlowMonitor, ParseError, Report, ShareOf};
+
+use crate::exact::{Counts, Exact};
+
+/// One elephant row: the monitor's estimate next to the exact figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Row {
+    /// The flow.
+    pub key: FlowKey,
+    /// Estimated bytes, and its error bound.
+    pub est_bytes: u64,
+    /// Bound on the byte estimate's over-count.
+    pub bytes_error: u64,
+    /// Estimated packets.
+    pub est_packets: u64,
+    /// Exact figures (zero if the flow never occurred).
+    pub exact: Counts,
+    /// Exact share of the epoch (bytes or packets per the config).
+    pub true_share: f64,
+}
+
+/// Quality of one epoch's elephant report against the exact set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpochResult {
+    /// Epoch number.
+    pub epoch: u32,
+    /// The monitor's report.
+    pub report: Report,
+    /// Reported elephants with exact figures.
+    pub rows: Vec<Row>,
+    /// Exact elephants (share ≥ θ).
+    pub exact_elephants: Vec<(FlowKey, Counts)>,
+    /// Exact flows in the epoch.
+    pub exact_flows: usize,
+    /// Exact malformed counts per reason.
+    pub exact_errors: [u64; ParseError::COUNT],
+    /// |reported ∩ exact| / |reported| (1 if nothing reported).
+    pub precision: f64,
+    /// |reported ∩ exact| / |exact| (1 if no exact elephant).
+    pub recall: f64,
+    /// Harmonic mean of precision and recall.
+    pub f1: f64,
+    /// Mean |est − true| / true over exact elephants (measure per the config; missed ones count 1).
+    pub are: f64,
+    /// Smallest true share among reported elephants (1 if none).
+    pub min_reported_share: f64,
+}
+
+/// Evaluates a frame stream; `epoch_packets` = 0 means one epoch for the whole stream.
+pub struct Evaluator {
+    monitor: Box<FlowMonitor>,
+    exact: Exact,
+    config: Config,
+    report: Box<Report>,
+    /// Finished epochs.
+    pub results: Vec<EpochResult>,
+}
+
+impl std::fmt::Debug for Evaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Evaluator")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Evaluator {
+    /// A fresh evaluator.
+    pub fn new(config: Config) -> Self {
+        Self {
+            monitor: Box::new(FlowMonitor::new(config)),
+            exact: Exact::default(),
+            config,
+            report: Box::default(),
+            results: Vec::new(),
+        }
+    }
+
+    /// The monitor's memory in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        self.monitor.memory_bytes()
+    }
+
+    /// Feeds one frame to both.
+    pub fn feed(&mut self, frame: &[u8]) {
+        self.exact.feed(frame);
+        if self.monitor.feed(frame) {
+            self.close();
+        }
+    }
+
+    /// Closes the running epoch (if it saw any frame) and returns all results.
+    pub fn finish(mut self) -> Vec<EpochResult> {
+        if self.exact.total.packets > 0
+            || self.exact.not_ip > 0
+            || self.exact.errors.iter().any(|&e| e > 0)
+        {
+            self.close();
+        }
+        self.results
+    }
+
+    fn close(&mut self) {
+        self.monitor.end_epoch(&mut self.report);
+        let ex = std::mem::take(&mut self.exact);
+        let by_bytes = self.config.share_of == ShareOf::Bytes;
+        let theta = f64::from(self.config.theta);
+        let total = if by_bytes {
+            ex.total.bytes
+        } else {
+            ex.total.packets
+        }
+        .max(1) as f64;
+        let exact_elephants = ex.heavy(theta, by_bytes);
+        let rows: Vec<Row> = self
+            .report
+            .elephants
+            .iter()
+            .map(|e| {
+                let c = ex.flows.get(&e.key).copied().unwrap_or_default();
+                let m = if by_bytes { c.bytes } else { c.packets };
+                Row {
+                    key: e.key,
+                    est_bytes: e.bytes,
+                    bytes_error: e.bytes_error,
+                    est_packets: e.packets,
+                    exact: c,
+                    true_share: m as f64 / total,
+                }
+            })
+            .collect();
+        let hits = rows
+            .iter()
+            .filter(|r| exact_elephants.iter().any(|(k, _)| *k == r.key))
+            .count() as f64;
+        let precision = if rows.is_empty() {
+            1.0
+        } else {
+            hits / rows.len() as f64
+        };
+        let recall = if exact_elephants.is_empty() {
+            1.0
+        } else {
+            hits / exact_elephants.len() as f64
+        };
+        let f1 = if precision + recall > 0.0 {
+            2.0 * precision * recall / (precision + recall)
+        } else {
+            0.0
+        };
+        let are = if exact_elephants.is_empty() {
+            0.0
+        } else {
+            exact_elephants
+                .iter()
+                .map(|(k, c)| {
+                    let t = if by_bytes { c.bytes } else { c.packets } as f64;
+                    rows.iter().find(|r| r.key == *k).map_or(1.0, |r| {
+                        let est = if by_bytes { r.est_bytes } else { r.est_packets } as f64;
+                        (est - t).abs() / t
+                    })
+                })
+                .sum::<f64>()
+                / exact_elephants.len() as f64
+        };
+        let min_reported_share = rows.iter().map(|r| r.true_share).fold(1.0, f64::min);
+        self.results.push(EpochResult {
+            epoch: self.report.epoch,
+            report: (*self.report).clone(),
+            rows,
+            exact_elephants,
+            exact_flows: ex.flows.len(),
+            exact_errors: ex.errors,
+            precision,
+            recall,
+            f1,
+            are,
+            min_reported_share,
+        });
+    }
+}
