@@ -54,7 +54,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     };
     let name = a.file.display();
     let file = File::open(&a.file).with_context(|| format!("cannot open {name}"))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let size = file.metadata().map_or(0, |m| m.len());
     let bar = if a.quiet || a.json || size < 16 << 20 {
         ProgressBar::hidden()
     } else {
