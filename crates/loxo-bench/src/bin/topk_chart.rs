@@ -3,7 +3,7 @@
 //! packets. Writes `docs/img/topk_memory.svg` and prints the table.
 //!
 //! Run: `cargo run --release -p loxo-bench --bin topk_chart`.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::boxed_local, clippy::too_many_lines)]
 
 use std::path::Path;
 
@@ -100,7 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "algorithm", "bytes", "F1", "ARE"
     );
     for (name, pts, _) in &series {
-        for (b, s) in pts.iter() {
+        for (b, s) in *pts {
             println!("{name:<20} {b:>8} {:>7.3} {:>8.4}", s.f1, s.are);
         }
     }
