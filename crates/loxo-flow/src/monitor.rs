@@ -296,6 +296,10 @@ mod tests {
     fn default_fits_64_kib() {
         let m = FlowMonitor::default();
         assert!(m.memory_bytes() <= 64 * 1024, "{}", m.memory_bytes());
-        std::println!("FlowMonitor default: {} bytes, Report: {} bytes", m.memory_bytes(), core::mem::size_of::<Report>());
+        std::println!(
+            "FlowMonitor default: {} bytes, Report: {} bytes",
+            m.memory_bytes(),
+            core::mem::size_of::<Report>()
+        );
     }
 }
