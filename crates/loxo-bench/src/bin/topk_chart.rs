@@ -3,7 +3,13 @@
 //! packets. Writes `docs/img/topk_memory.svg` and prints the table.
 //!
 //! Run: `cargo run --release -p loxo-bench --bin topk_chart`.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::boxed_local, clippy::too_many_lines)]
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::boxed_local,
+    clippy::too_many_lines
+)]
 
 use std::path::Path;
 
