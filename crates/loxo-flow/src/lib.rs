@@ -25,7 +25,8 @@ mod parse;
 
 pub use key::{FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
-    Config, DefaultTopK, Elephant, EpochPolicy, FlowMonitor, Report, ShareOf, MAX_ELEPHANTS,
+    Config, DefaultTopK, Elephant, EpochPolicy, FlowMonitor, Report, ShareOf, FLOWS_P,
+    MAX_ELEPHANTS, SOURCES_P,
 };
 pub use parse::{parse_frame, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
 mod monitor;

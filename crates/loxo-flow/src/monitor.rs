@@ -12,6 +12,15 @@ pub const MAX_ELEPHANTS: usize = 32;
 /// The default top-k summary: `HeavyKeeper<1024, 2, 32, FlowKey>`, 16 KiB of buckets + heap.
 pub type DefaultTopK = HeavyKeeper<1024, 2, MAX_ELEPHANTS, FlowKey>;
 
+/// Precision of the distinct-flow sketch: `P = 14`, 12 KiB, relative standard error
+/// 1.04/√16384 ≈ 0.81 % — Redis's geometry, so a device's per-epoch flow sketch can be
+/// shipped to a collector and exported as a Redis HyperLogLog (see `loxo export`).
+pub const FLOWS_P: u8 = 14;
+
+/// Precision of the distinct-source sketch: `P = 10`, 768 bytes, relative standard
+/// error 1.04/√1024 ≈ 3.3 %.
+pub const SOURCES_P: u8 = 10;
+
 /// What an elephant's share is measured in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -97,9 +106,10 @@ pub struct Report {
     pub not_ip: u64,
     /// Malformed frames per reason, indexed by [`ParseError::index`].
     pub errors: [u64; ParseError::COUNT],
-    /// Estimated distinct flows (HLL, P = 10: relative standard error 1.04/√1024 ≈ 3.3 %).
+    /// Estimated distinct flows (HLL, P = [`FLOWS_P`] = 14: relative standard error
+    /// 1.04/√16384 ≈ 0.81 %).
     pub distinct_flows: u32,
-    /// Estimated distinct source addresses (same HLL geometry).
+    /// Estimated distinct source addresses (HLL, P = [`SOURCES_P`] = 10: 3.3 %).
     pub distinct_sources: u32,
     /// Elephants, sorted by estimated bytes, descending.
     pub elephants: heapless::Vec<Elephant, MAX_ELEPHANTS>,
@@ -108,7 +118,7 @@ pub struct Report {
 /// Elephant-flow monitor: parse → one `Seed::hash` → top-k by bytes and by packets,
 /// HLL of flows and of sources, per-reason error counters.
 ///
-/// Memory: `2·size_of::<T>() + 2·(2^10 + overhead)` bytes; the default
+/// Memory: `2·size_of::<T>() + 0.75·(2^14 + 2^10) + 2·296` bytes; the default
 /// (`T = DefaultTopK`) is reported by [`FlowMonitor::memory_bytes`] and is ≤ 64 KiB
 /// (checked by a test). Cost per frame: one parse, one SipHash-1-3 of the 13/37-byte key,
 /// one SipHash of the source address, two top-k updates, two HLL inserts.
@@ -135,8 +145,8 @@ pub struct FlowMonitor<T = DefaultTopK> {
     config: Config,
     by_bytes: T,
     by_packets: T,
-    flows: Hll<10>,
-    sources: Hll<10>,
+    flows: Hll<FLOWS_P>,
+    sources: Hll<SOURCES_P>,
     epoch: u32,
     frames: u64,
     packets: u64,
@@ -190,6 +200,14 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
     /// Bytes of RAM the monitor occupies.
     pub const fn memory_bytes(&self) -> usize {
         core::mem::size_of::<Self>()
+    }
+
+    /// The current epoch's distinct-flow sketch (keyed with [`Config::seed`]); valid until
+    /// [`end_epoch`](Self::end_epoch) clears it. A device encodes it with
+    /// `Hll::encode_into` before closing the epoch to ship it to a collector, where
+    /// sketches of many devices and epochs merge into fleet-wide distinct counts.
+    pub const fn flows(&self) -> &Hll<FLOWS_P> {
+        &self.flows
     }
 
     /// Feeds one frame. Returns `true` when the configured packet count closes the epoch:

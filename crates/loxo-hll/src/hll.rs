@@ -69,17 +69,17 @@ pub struct Hll<const P: u8>
 where
     Precision<P>: SupportedPrecision,
 {
-    seed: Seed,
+    pub(crate) seed: Seed,
     /// `hist[k]` = number of registers holding `k`; always sums to `m`.
-    hist: [u32; HIST_LEN],
+    pub(crate) hist: [u32; HIST_LEN],
     /// Martingale (HIP) estimate accumulated over register changes.
-    hip_estimate: f64,
+    pub(crate) hip_estimate: f64,
     /// `Σ_j 2^−r_j` over registers below the maximum rank: `m ×` the probability
     /// that a new distinct key changes a register.
-    hip_sum: f64,
+    pub(crate) hip_sum: f64,
     /// False once the registers were changed by anything but inserts.
-    hip_valid: bool,
-    registers: <Precision<P> as SupportedPrecision>::Registers,
+    pub(crate) hip_valid: bool,
+    pub(crate) registers: <Precision<P> as SupportedPrecision>::Registers,
 }
 
 impl<const P: u8> Hll<P>

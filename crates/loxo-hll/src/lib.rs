@@ -52,6 +52,7 @@ mod estimator;
 mod hll;
 mod precision;
 mod registers;
+mod wire;
 
 pub use hll::Hll;
 pub use precision::{FoldsInto, Precision, SupportedPrecision};

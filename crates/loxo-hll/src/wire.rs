@@ -1,0 +1,268 @@
+//! The loxo wire format for [`Hll<P>`]: kind `hll` (5), dense or sparse payload.
+//!
+//! Layout (documented in `docs/format.md`, pinned by golden files):
+//!
+//! * params: `[P, 6 (bits per register), 0, 0]`;
+//! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows;
+//! * payload: the martingale estimate as an `f64` if flag bit 1, then either
+//!   * **dense**: the `0.75 · 2^P` packed register bytes, in the in-memory layout
+//!     (register `i` at bit `6·i` of a little-endian bit stream), or
+//!   * **sparse**: a `u32` count `n`, then `n` little-endian 3-byte entries
+//!     `index << 6 | rank` with strictly increasing `index` and `rank ≥ 1`.
+//!
+//! The encoder picks whichever payload is shorter (sparse when fewer than
+//! `m / 4 − 1` registers are non-zero).
+
+use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::{DecodeError, EncodeError};
+
+use crate::estimator::pow2_neg;
+use crate::precision::{Precision, SupportedPrecision};
+use crate::registers;
+use crate::Hll;
+
+/// Flag bit: the payload holds sparse entries instead of packed registers.
+const FLAG_SPARSE: u8 = 1;
+/// Flag bit: the payload starts with the martingale estimate.
+const FLAG_MARTINGALE: u8 = 2;
+/// Bytes per sparse entry (`index << 6 | rank`, 24 bits).
+const SPARSE_ENTRY: usize = 3;
+
+impl<const P: u8> Hll<P>
+where
+    Precision<P>: SupportedPrecision,
+{
+    const PARAMS: [u32; 4] = [P as u32, registers::BITS, 0, 0];
+
+    fn non_zero(&self) -> usize {
+        Self::M - self.hist[0] as usize
+    }
+
+    fn sparse_payload_len(&self) -> usize {
+        4 + SPARSE_ENTRY * self.non_zero()
+    }
+
+    fn header(&self, fingerprint: u64) -> Header {
+        let sparse = self.sparse_payload_len() < Self::REGISTER_BYTES;
+        let mut payload = if sparse {
+            self.sparse_payload_len()
+        } else {
+            Self::REGISTER_BYTES
+        };
+        let mut flags = 0;
+        if sparse {
+            flags |= FLAG_SPARSE;
+        }
+        if self.hip_valid {
+            flags |= FLAG_MARTINGALE;
+            payload += 8;
+        }
+        let mut h = Header::new(SketchKind::Hll, fingerprint, Self::PARAMS, payload as u32);
+        h.flags = flags;
+        h
+    }
+
+    /// Length in bytes of the frame [`encode_into`](Self::encode_into) writes now
+    /// (it depends on how many registers are non-zero: at most
+    /// `36 + 8 + 0.75 · 2^P + 4` bytes, 12 336 at `P = 14`).
+    #[must_use]
+    pub fn encoded_len(&self) -> usize {
+        wire::frame_len(self.header(0).payload_len as usize)
+    }
+
+    /// Serializes the sketch into `buf` in the loxo wire format (see
+    /// `docs/format.md`) and returns the number of bytes written. No allocation;
+    /// the sparse payload is chosen when it is shorter than the dense one.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Hll;
+    ///
+    /// let seed = Seed::new(7, 8);
+    /// let mut hll = Hll::<12>::new(seed);
+    /// for i in 0..100u32 {
+    ///     hll.insert(&i.to_le_bytes());
+    /// }
+    /// let mut buf = [0u8; 4096];
+    /// let n = hll.encode_into(&mut buf)?;
+    /// assert_eq!(n, hll.encoded_len());
+    /// assert!(n < 400); // sparse: 100 registers, 3 bytes each
+    ///
+    /// let mut back = Hll::<12>::new(seed);
+    /// back.decode_into(&buf[..n])?;
+    /// assert_eq!(back, hll);
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::BufferTooSmall`] if `buf` is shorter than
+    /// [`encoded_len`](Self::encoded_len); nothing is written then.
+    pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_into_with_fingerprint(buf, self.seed.fingerprint())
+    }
+
+    /// Like [`encode_into`](Self::encode_into), but writes `fingerprint` as the
+    /// frame's seed fingerprint: for collectors that merged frames with
+    /// [`decode_into_any_seed`](Self::decode_into_any_seed) and never learnt the
+    /// devices' seed.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::BufferTooSmall`] as for [`encode_into`](Self::encode_into).
+    pub fn encode_into_with_fingerprint(
+        &self,
+        buf: &mut [u8],
+        fingerprint: u64,
+    ) -> Result<usize, EncodeError> {
+        let header = self.header(fingerprint);
+        let mut enc = Encoder::new(buf, &header)?;
+        if header.flags & FLAG_MARTINGALE != 0 {
+            enc.put(&self.hip_estimate.to_le_bytes());
+        }
+        if header.flags & FLAG_SPARSE != 0 {
+            enc.put_u32(self.non_zero() as u32);
+            for (i, r) in self.registers().enumerate() {
+                if r != 0 {
+                    let e = (i as u32) << registers::BITS | u32::from(r);
+                    enc.put(&e.to_le_bytes()[..SPARSE_ENTRY]);
+                }
+            }
+        } else {
+            enc.put(self.registers.as_ref());
+        }
+        Ok(enc.finish())
+    }
+
+    /// Replaces this sketch with the one serialized in `bytes`, which must be an
+    /// `hll` frame of the same precision hashed with the same seed.
+    ///
+    /// Validates everything before writing: on error `self` is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The envelope's errors (see [`Frame::parse`]); [`DecodeError::WrongKind`];
+    /// [`DecodeError::ParameterMismatch`] for another precision;
+    /// [`DecodeError::SeedMismatch`] for another seed;
+    /// [`DecodeError::InvalidValue`] for unknown flags, a register above
+    /// `64 − P + 1`, unordered or out-of-range sparse entries, a non-finite
+    /// martingale estimate, or a payload length that does not match.
+    pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let frame = Frame::parse(bytes)?;
+        frame.header().expect(SketchKind::Hll, Self::PARAMS)?;
+        if frame.header().seed_fingerprint != self.seed.fingerprint() {
+            return Err(DecodeError::SeedMismatch);
+        }
+        self.decode_frame(&frame)
+    }
+
+    /// Like [`decode_into`](Self::decode_into) but without the seed check: decodes
+    /// the registers of a frame made under any seed and returns that frame's seed
+    /// fingerprint. For collectors (such as `loxo merge`) that combine sketches of
+    /// devices whose seed they do not know: merge only frames with equal
+    /// fingerprints, and never insert keys into a sketch decoded this way (it
+    /// would hash them with this sketch's own seed).
+    ///
+    /// # Errors
+    ///
+    /// As [`decode_into`](Self::decode_into), except `SeedMismatch`.
+    pub fn decode_into_any_seed(&mut self, bytes: &[u8]) -> Result<u64, DecodeError> {
+        let frame = Frame::parse(bytes)?;
+        frame.header().expect(SketchKind::Hll, Self::PARAMS)?;
+        self.decode_frame(&frame)?;
+        Ok(frame.header().seed_fingerprint)
+    }
+
+    fn decode_frame(&mut self, frame: &Frame<'_>) -> Result<(), DecodeError> {
+        let flags = frame.header().flags;
+        if flags & !(FLAG_SPARSE | FLAG_MARTINGALE) != 0 {
+            return Err(DecodeError::InvalidValue);
+        }
+        let mut r = frame.reader();
+        let hip = if flags & FLAG_MARTINGALE == 0 {
+            None
+        } else {
+            let v = f64::from_le_bytes(r.array::<8>()?);
+            if !v.is_finite() || v < 0.0 {
+                return Err(DecodeError::InvalidValue);
+            }
+            Some(v)
+        };
+        if flags & FLAG_SPARSE == 0 {
+            let dense = r.take(Self::REGISTER_BYTES)?;
+            r.finish()?;
+            // `set_registers` validates every value before it writes anything.
+            self.set_registers(registers::Registers::new(dense))?;
+        } else {
+            let n = r.u32()? as usize;
+            if n > Self::M {
+                return Err(DecodeError::InvalidValue);
+            }
+            let entries = r.take(n.saturating_mul(SPARSE_ENTRY))?;
+            r.finish()?;
+            // Validate: strictly increasing indices below m, ranks in 1..=MAX_RANK.
+            let mut next = 0u32;
+            for e in entries.chunks_exact(SPARSE_ENTRY) {
+                let (index, rank) = sparse_entry(e);
+                if index < next || index as usize >= Self::M {
+                    return Err(DecodeError::InvalidValue);
+                }
+                if rank == 0 || rank > Self::MAX_RANK {
+                    return Err(DecodeError::InvalidValue);
+                }
+                next = index + 1;
+            }
+            self.set_registers(SparseExpand {
+                entries,
+                next: 0,
+                m: Self::M as u32,
+            })?;
+        }
+        if let Some(v) = hip {
+            self.hip_estimate = v;
+            self.hip_sum = self
+                .registers()
+                .filter(|&r| r < Self::MAX_RANK)
+                .map(|r| pow2_neg(u32::from(r)))
+                .sum();
+            self.hip_valid = true;
+        }
+        Ok(())
+    }
+}
+
+fn sparse_entry(e: &[u8]) -> (u32, u8) {
+    let mut w = [0u8; 4];
+    if let Some(dst) = w.get_mut(..e.len()) {
+        dst.copy_from_slice(e);
+    }
+    let v = u32::from_le_bytes(w);
+    (v >> registers::BITS, (v & 63) as u8)
+}
+
+/// Expands validated sparse entries into `m` register values.
+#[derive(Clone)]
+struct SparseExpand<'a> {
+    entries: &'a [u8],
+    next: u32,
+    m: u32,
+}
+
+impl Iterator for SparseExpand<'_> {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        if self.next >= self.m {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        match self.entries.get(..SPARSE_ENTRY).map(sparse_entry) {
+            Some((index, rank)) if index == i => {
+                self.entries = self.entries.get(SPARSE_ENTRY..).unwrap_or(&[]);
+                Some(rank)
+            }
+            _ => Some(0),
+        }
+    }
+}
