@@ -1,0 +1,39 @@
+//! Any bytes into `Hll::decode_into` (seed-checked and any-seed) at two precisions:
+//! never a panic; a failed decode leaves the target unchanged; an accepted frame
+//! re-encodes to a frame that decodes to the same sketch.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use loxo_core::Seed;
+use loxo_hll::{Hll, Precision, SupportedPrecision};
+
+/// The seed the golden files and the corpus were made with.
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x686c_6c);
+
+fn check<const P: u8>(data: &[u8])
+where
+    Precision<P>: SupportedPrecision,
+{
+    let mut target = Hll::<P>::new(SEED);
+    for i in 0..64u32 {
+        target.insert(&i.to_le_bytes());
+    }
+    let before = target.clone();
+    match target.decode_into(data) {
+        Ok(()) => {
+            let mut buf = vec![0u8; target.encoded_len()];
+            let n = target.encode_into(&mut buf).expect("encoded_len fits");
+            let mut back = Hll::<P>::new(SEED);
+            back.decode_into(&buf[..n]).expect("own encoding decodes");
+            assert!(back == target);
+        }
+        Err(_) => assert!(target == before),
+    }
+    let mut any = Hll::<P>::new(Seed::new(1, 2));
+    let _ = any.decode_into_any_seed(data);
+}
+
+fuzz_target!(|data: &[u8]| {
+    check::<10>(data);
+    check::<14>(data);
+});

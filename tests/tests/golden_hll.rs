@@ -1,0 +1,108 @@
+//! Golden files of the `hll` wire format: decoded and re-encoded byte for byte, so
+//! the format cannot change silently. Regenerate (after a deliberate, versioned format
+//! change only) with `LOXO_BLESS=1 cargo test -p loxo-tests --test golden_hll`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use loxo_core::{DecodeError, Seed};
+use loxo_hll::Hll;
+
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x686c_6c);
+
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(name)
+}
+
+/// Compares `bytes` with the committed golden file (or writes it under `LOXO_BLESS`).
+fn check(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let path = golden(name);
+    if std::env::var_os("LOXO_BLESS").is_some() {
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(stored, bytes, "{name}: the encoder's output changed");
+    stored
+}
+
+fn fed<const P: u8>(n: u32, offset: u32) -> Hll<P>
+where
+    loxo_hll::Precision<P>: loxo_hll::SupportedPrecision,
+{
+    let mut h = Hll::<P>::new(SEED);
+    for i in offset..offset + n {
+        h.insert(&i.to_le_bytes());
+    }
+    h
+}
+
+fn round_trip<const P: u8>(name: &str, sketch: &Hll<P>, expect_len: usize)
+where
+    loxo_hll::Precision<P>: loxo_hll::SupportedPrecision,
+{
+    let mut buf = vec![0u8; sketch.encoded_len()];
+    let n = sketch.encode_into(&mut buf).unwrap();
+    assert_eq!(n, expect_len, "{name}: encoded length");
+    let stored = check(name, &buf[..n]);
+    let mut back = Hll::<P>::new(SEED);
+    back.decode_into(&stored).unwrap();
+    assert_eq!(&back, sketch);
+    assert_eq!(back.estimate().to_bits(), sketch.estimate().to_bits());
+    assert_eq!(
+        back.estimate_martingale().map(f64::to_bits),
+        sketch.estimate_martingale().map(f64::to_bits)
+    );
+    let mut again = vec![0u8; n];
+    assert_eq!(back.encode_into(&mut again).unwrap(), n);
+    assert_eq!(again, stored, "{name}: re-encoding differs");
+}
+
+#[test]
+fn sparse_with_martingale() {
+    // 50 keys at P = 10: ≤ 50 non-zero registers, 3 bytes each + count + HIP f64.
+    let h = fed::<10>(50, 0);
+    let nz = h.registers().filter(|&r| r != 0).count();
+    round_trip("hll_p10_sparse.bin", &h, 36 + 8 + 4 + 3 * nz + 4);
+}
+
+#[test]
+fn dense_with_martingale() {
+    let h = fed::<10>(5_000, 0);
+    round_trip("hll_p10_dense.bin", &h, 36 + 8 + 768 + 4);
+}
+
+#[test]
+fn dense_merged_without_martingale() {
+    let mut h = fed::<10>(3_000, 0);
+    h.merge(&fed::<10>(3_000, 2_000)).unwrap();
+    assert!(h.estimate_martingale().is_none());
+    round_trip("hll_p10_merged.bin", &h, 36 + 768 + 4);
+}
+
+#[test]
+fn empty_p14() {
+    let h = Hll::<14>::new(SEED);
+    round_trip("hll_p14_empty.bin", &h, 36 + 8 + 4 + 4);
+}
+
+#[test]
+fn golden_files_refuse_other_targets() {
+    let bytes = std::fs::read(golden("hll_p10_dense.bin")).unwrap();
+    // Another precision, another seed: refused, target unchanged.
+    let mut p12 = fed::<12>(10, 0);
+    let before = p12.clone();
+    assert_eq!(
+        p12.decode_into(&bytes),
+        Err(DecodeError::ParameterMismatch)
+    );
+    assert_eq!(p12, before);
+    let mut other = Hll::<10>::new(Seed::new(1, 2));
+    assert_eq!(other.decode_into(&bytes), Err(DecodeError::SeedMismatch));
+    assert!(other.is_empty());
+    // A collector without the seed still reads it, and learns the fingerprint.
+    let fp = other.decode_into_any_seed(&bytes).unwrap();
+    assert_eq!(fp, SEED.fingerprint());
+    assert!(other.registers().eq(fed::<10>(5_000, 0).registers()));
+}
