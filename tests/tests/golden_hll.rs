@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use loxo_core::{DecodeError, Seed};
 use loxo_hll::Hll;
 
-const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x686c_6c);
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0068_6c6c);
 
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -93,10 +93,7 @@ fn golden_files_refuse_other_targets() {
     // Another precision, another seed: refused, target unchanged.
     let mut p12 = fed::<12>(10, 0);
     let before = p12.clone();
-    assert_eq!(
-        p12.decode_into(&bytes),
-        Err(DecodeError::ParameterMismatch)
-    );
+    assert_eq!(p12.decode_into(&bytes), Err(DecodeError::ParameterMismatch));
     assert_eq!(p12, before);
     let mut other = Hll::<10>::new(Seed::new(1, 2));
     assert_eq!(other.decode_into(&bytes), Err(DecodeError::SeedMismatch));

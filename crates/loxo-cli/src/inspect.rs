@@ -1,12 +1,23 @@
-//! `loxo inspect` (not implemented yet; owned by its issue).
+//! `loxo inspect FILE`: print any serialized loxo sketch.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use loxo_cli::sketch;
 
 /// Options of `loxo inspect`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// A file holding one serialized loxo sketch (loxo wire format).
+    file: PathBuf,
+}
 
-/// Runs `loxo inspect`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`loxo inspect` is not implemented yet")
+/// Runs `loxo inspect`: kind, parameters, seed fingerprint, estimate, fill, memory.
+/// Corrupt input is a one-line error and exit status 1.
+pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+    let bytes = sketch::read(&a.file)?;
+    let text = sketch::describe(&bytes).with_context(|| format!("{}", a.file.display()))?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
 }

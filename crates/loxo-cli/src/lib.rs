@@ -3,4 +3,6 @@
 
 pub mod eval;
 pub mod exact;
+pub mod resp;
+pub mod sketch;
 pub mod trace;

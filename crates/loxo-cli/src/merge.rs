@@ -1,12 +1,36 @@
-//! `loxo merge` (not implemented yet; owned by its issue).
+//! `loxo merge -o OUT FILE...`: merge HLL sketches from many devices or epochs.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use loxo_cli::sketch;
 
 /// Options of `loxo merge`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// Where to write the merged sketch (loxo wire format).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Sketches to merge: `hll` frames of equal precision and seed fingerprint.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
 
-/// Runs `loxo merge`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`loxo merge` is not implemented yet")
+/// Runs `loxo merge`: register-wise maximum of every input; prints the estimate.
+pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+    let (merged, fp) = sketch::merge_files(&a.files)?;
+    let bytes = merged.encode(fp);
+    std::fs::write(&a.output, &bytes)
+        .with_context(|| format!("{}: cannot write", a.output.display()))?;
+    println!(
+        "merged {} sketches (P = {}): estimate {:.1} ± {:.2} % → {} ({} bytes)",
+        a.files.len(),
+        merged.precision(),
+        merged.estimate(),
+        100.0 * merged.relative_standard_error(),
+        a.output.display(),
+        bytes.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }

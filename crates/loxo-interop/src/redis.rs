@@ -169,6 +169,36 @@ impl RedisHll {
         self.hll.is_empty()
     }
 
+    /// Imports the registers of a loxo [`Hll<14>`] (for example a device's per-epoch
+    /// distinct-flow sketch, decoded with `Hll::decode_into_any_seed`), so that it can
+    /// be written to Redis with [`encode_dense_into`](Self::encode_dense_into) and
+    /// counted there with `PFCOUNT`, or `PFMERGE`d with other exports.
+    ///
+    /// Both use 16 384 six-bit registers with ranks `1 ..= 51`, so the conversion is
+    /// exact and `PFCOUNT` of the export equals [`count`](Self::count) here. The
+    /// registers keep the meaning of loxo's keyed hash: merge such an export only with
+    /// exports of sketches made under the same seed, never with elements `PFADD`ed in
+    /// Redis (those are hashed with MurmurHash64A and would be counted twice).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Hll;
+    /// use loxo_interop::redis::RedisHll;
+    ///
+    /// let mut flows = Hll::<14>::new(Seed::new(1, 2));
+    /// (0..500u32).for_each(|i| { flows.insert(&i.to_le_bytes()); });
+    /// let redis = RedisHll::from_hll(&flows);
+    /// assert_eq!(redis.estimate().to_bits(), flows.estimate().to_bits());
+    /// ```
+    #[must_use]
+    pub fn from_hll(hll: &Hll<REDIS_P>) -> Self {
+        let mut out = Self::new();
+        // Every Hll<14> register is ≤ 64 − 14 + 1 = 51 = MAX_RANK: cannot fail.
+        let imported = out.hll.set_registers(hll.registers());
+        debug_assert!(imported.is_ok());
+        out
+    }
+
     /// `PFMERGE`: register-wise maximum with `other`. O(16 384).
     pub fn merge(&mut self, other: &Self) {
         // Both wrap an Hll tagged with REDIS_TAG_SEED, so the seed check passes.

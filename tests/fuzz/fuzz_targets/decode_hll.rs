@@ -8,7 +8,7 @@ use loxo_core::Seed;
 use loxo_hll::{Hll, Precision, SupportedPrecision};
 
 /// The seed the golden files and the corpus were made with.
-const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x686c_6c);
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0068_6c6c);
 
 fn check<const P: u8>(data: &[u8])
 where

@@ -1,0 +1,233 @@
+//! Serialized loxo sketches as files: read, describe, merge, re-encode.
+//!
+//! A collector (this tool) does not know the devices' hash seed. It reads frames
+//! with the seed-less decoders (`Hll::decode_into_any_seed`), merges only frames
+//! whose seed fingerprints are equal, and writes the result under that fingerprint.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use loxo_core::wire::{Frame, SketchKind};
+use loxo_core::Seed;
+use loxo_hll::Hll;
+
+/// Placeholder seed of sketches decoded without their seed: they are only merged,
+/// estimated and re-encoded under the frame's own fingerprint, never inserted into.
+const COLLECTOR_SEED: Seed = Seed::new(0, 0);
+
+macro_rules! any_hll {
+    ($($p:literal => $v:ident),* $(,)?) => {
+        /// An [`Hll`] of any supported precision, decoded from a frame.
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub enum AnyHll {
+            $(
+                #[doc = concat!("`Hll<", stringify!($p), ">`")]
+                $v(Box<Hll<$p>>),
+            )*
+        }
+
+        impl AnyHll {
+            /// Decodes an `hll` frame of any precision without its seed; returns the
+            /// sketch and the frame's seed fingerprint.
+            ///
+            /// # Errors
+            /// Any [`loxo_core::DecodeError`], or an unsupported precision.
+            pub fn decode(bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
+                let frame = Frame::parse(bytes)?;
+                let p = frame.header().params[0];
+                match p {
+                    $($p => {
+                        let mut h = Box::new(Hll::<$p>::new(COLLECTOR_SEED));
+                        let fp = h.decode_into_any_seed(bytes)?;
+                        Ok((Self::$v(h), fp))
+                    })*
+                    _ => bail!("unsupported HLL precision {p}"),
+                }
+            }
+
+            /// The precision `P`.
+            #[must_use]
+            pub fn precision(&self) -> u8 {
+                match self { $(Self::$v(_) => $p,)* }
+            }
+
+            /// Ertl estimate.
+            #[must_use]
+            pub fn estimate(&self) -> f64 {
+                match self { $(Self::$v(h) => h.estimate(),)* }
+            }
+
+            /// Martingale estimate, if the sketch saw only inserts.
+            #[must_use]
+            pub fn estimate_martingale(&self) -> Option<f64> {
+                match self { $(Self::$v(h) => h.estimate_martingale(),)* }
+            }
+
+            /// Relative standard error `1.04/√m`.
+            #[must_use]
+            pub fn relative_standard_error(&self) -> f64 {
+                match self { $(Self::$v(h) => h.relative_standard_error(),)* }
+            }
+
+            /// Bytes of RAM the sketch occupies on a device.
+            #[must_use]
+            pub fn memory_bytes(&self) -> usize {
+                match self { $(Self::$v(h) => h.memory_bytes(),)* }
+            }
+
+            /// Non-zero registers and `m`.
+            #[must_use]
+            pub fn fill(&self) -> (usize, usize) {
+                match self {
+                    $(Self::$v(h) => (h.registers().filter(|&r| r != 0).count(), Hll::<$p>::M),)*
+                }
+            }
+
+            /// Register-wise maximum with `other` (same precision).
+            ///
+            /// # Errors
+            /// If the precisions differ.
+            pub fn merge(&mut self, other: &Self) -> anyhow::Result<()> {
+                match (self, other) {
+                    $((Self::$v(a), Self::$v(b)) => {
+                        a.merge(b)?;
+                        Ok(())
+                    })*
+                    (a, b) => bail!(
+                        "geometry mismatch: cannot merge an HLL of precision {} into one of precision {}",
+                        b.precision(),
+                        a.precision()
+                    ),
+                }
+            }
+
+            /// Encodes under `fingerprint`.
+            #[must_use]
+            pub fn encode(&self, fingerprint: u64) -> Vec<u8> {
+                match self {
+                    $(Self::$v(h) => {
+                        let mut buf = vec![0u8; h.encoded_len()];
+                        let n = h
+                            .encode_into_with_fingerprint(&mut buf, fingerprint)
+                            .unwrap_or(0);
+                        buf.truncate(n);
+                        buf
+                    })*
+                }
+            }
+
+            /// The `Hll<14>` inside, if this is one (Redis's geometry).
+            #[must_use]
+            pub fn as_p14(&self) -> Option<&Hll<14>> {
+                match self {
+                    Self::P14(h) => Some(h),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+any_hll!(
+    4 => P4, 5 => P5, 6 => P6, 7 => P7, 8 => P8, 9 => P9, 10 => P10, 11 => P11,
+    12 => P12, 13 => P13, 14 => P14, 15 => P15, 16 => P16, 17 => P17, 18 => P18,
+);
+
+/// Reads a whole sketch file.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
+}
+
+/// A human-readable description of any loxo frame: the envelope, then what the
+/// kind's payload says (for HLL: estimates and fill).
+///
+/// # Errors
+/// A clear message for corrupt or truncated bytes.
+pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
+    let frame = Frame::parse(bytes)?;
+    let h = frame.header();
+    let mut out = String::new();
+    writeln!(
+        out,
+        "kind:             {} ({})",
+        h.kind.name(),
+        h.kind as u8
+    )?;
+    writeln!(out, "format version:   1")?;
+    writeln!(out, "flags:            {:#04x}", h.flags)?;
+    writeln!(out, "seed fingerprint: {:016x}", h.seed_fingerprint)?;
+    writeln!(out, "params:           {:?}", h.params)?;
+    writeln!(
+        out,
+        "frame:            {} bytes (payload {})",
+        bytes.len(),
+        h.payload_len
+    )?;
+    if h.kind == SketchKind::Hll {
+        let (hll, _) = AnyHll::decode(bytes)?;
+        let (nz, m) = hll.fill();
+        writeln!(out, "precision:        {} (m = {m})", hll.precision())?;
+        writeln!(
+            out,
+            "estimate:         {:.1} (relative standard error {:.2} %)",
+            hll.estimate(),
+            100.0 * hll.relative_standard_error()
+        )?;
+        match hll.estimate_martingale() {
+            Some(e) => writeln!(out, "martingale:       {e:.1}")?,
+            None => writeln!(out, "martingale:       none (merged sketch)")?,
+        }
+        writeln!(
+            out,
+            "fill:             {nz}/{m} registers non-zero ({:.1} %)",
+            100.0 * nz as f64 / m as f64
+        )?;
+        writeln!(
+            out,
+            "memory:           {} bytes on a device",
+            hll.memory_bytes()
+        )?;
+    }
+    Ok(out)
+}
+
+/// Merges HLL frames (same precision and seed fingerprint) and returns the merged
+/// sketch and the common fingerprint.
+///
+/// # Errors
+/// An empty list, a corrupt file, a kind other than `hll`, different precisions or
+/// different seed fingerprints (sketches hashed under different seeds cannot merge).
+pub fn merge_files(paths: &[impl AsRef<Path>]) -> anyhow::Result<(AnyHll, u64)> {
+    let mut acc: Option<(AnyHll, u64)> = None;
+    for path in paths {
+        let path = path.as_ref();
+        let bytes = read(path)?;
+        let frame = Frame::parse(&bytes).with_context(|| format!("{}", path.display()))?;
+        if frame.header().kind != SketchKind::Hll {
+            bail!(
+                "{}: `loxo merge` merges hll sketches, this is a {} sketch",
+                path.display(),
+                frame.header().kind.name()
+            );
+        }
+        let (hll, fp) = AnyHll::decode(&bytes).with_context(|| format!("{}", path.display()))?;
+        match &mut acc {
+            None => acc = Some((hll, fp)),
+            Some((a, afp)) => {
+                if *afp != fp {
+                    bail!(
+                        "{}: seed mismatch: fingerprint {fp:016x}, the others have {afp:016x}",
+                        path.display()
+                    );
+                }
+                a.merge(&hll)
+                    .with_context(|| format!("{}", path.display()))?;
+            }
+        }
+    }
+    acc.context("no input files")
+}

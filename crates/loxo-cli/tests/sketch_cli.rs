@@ -1,0 +1,181 @@
+//! `loxo inspect`, `loxo merge` and `loxo export` on real files, through the binary:
+//! output, exit codes, and a real `redis-server` for the export.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use loxo_cli::resp::Client;
+use loxo_core::Seed;
+use loxo_hll::Hll;
+use loxo_interop::redis::RedisHll;
+use loxo_tests::redis::RedisServer;
+
+const SEED: Seed = Seed::new(0xf1ee7, 0x5eed);
+
+fn loxo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args(args)
+        .output()
+        .expect("run loxo")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loxo-sketch-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn sketch(seed: Seed, keys: std::ops::Range<u32>) -> Hll<14> {
+    let mut h = Hll::<14>::new(seed);
+    for k in keys {
+        h.insert(&k.to_le_bytes());
+    }
+    h
+}
+
+fn write(path: &Path, h: &Hll<14>) {
+    let mut buf = vec![0u8; h.encoded_len()];
+    let n = h.encode_into(&mut buf).unwrap();
+    std::fs::write(path, &buf[..n]).unwrap();
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn inspect_prints_an_hll_and_refuses_corrupt_files() {
+    let d = dir("inspect");
+    let f = d.join("a.loxo");
+    let h = sketch(SEED, 0..20_000);
+    write(&f, &h);
+    let o = loxo(&["inspect", s(&f)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("kind:             hll (5)"), "{out}");
+    assert!(out.contains("precision:        14 (m = 16384)"), "{out}");
+    assert!(
+        out.contains(&format!("estimate:         {:.1}", h.estimate())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("seed fingerprint: {:016x}", SEED.fingerprint())),
+        "{out}"
+    );
+    assert!(out.contains("martingale:       "), "{out}");
+
+    // Flip one payload byte: the CRC fails, exit status 1, one clear line.
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[100] ^= 0x10;
+    let bad = d.join("bad.loxo");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = loxo(&["inspect", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("bad.loxo") && err.contains("checksum"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // Truncated, and not a loxo file at all.
+    std::fs::write(&bad, &bytes[..20]).unwrap();
+    let o = loxo(&["inspect", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
+    std::fs::write(&bad, b"HYLL this is not loxo at all, really not").unwrap();
+    let o = loxo(&["inspect", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("magic"), "{}", stderr(&o));
+}
+
+#[test]
+fn merge_equals_the_in_process_merge_and_checks_seeds() {
+    let d = dir("merge");
+    let (a, b) = (sketch(SEED, 0..30_000), sketch(SEED, 20_000..60_000));
+    let (fa, fb, out) = (d.join("a.loxo"), d.join("b.loxo"), d.join("ab.loxo"));
+    write(&fa, &a);
+    write(&fb, &b);
+    let o = loxo(&["merge", "-o", s(&out), s(&fa), s(&fb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut expect = a.clone();
+    expect.merge(&b).unwrap();
+    let mut got = Hll::<14>::new(SEED);
+    got.decode_into(&std::fs::read(&out).unwrap()).unwrap(); // fingerprint kept
+    assert_eq!(got, expect);
+    assert!(stdout(&o).contains(&format!("estimate {:.1}", expect.estimate())));
+    let err = (expect.estimate() - 60_000.0).abs() / 60_000.0;
+    assert!(err < 4.0 * 1.04 / 128.0, "{}", expect.estimate());
+
+    // Another seed's sketch, another precision: refused.
+    let fc = d.join("c.loxo");
+    write(&fc, &sketch(Seed::new(1, 2), 0..10));
+    let o = loxo(&["merge", "-o", s(&out), s(&fa), s(&fc)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("seed mismatch"), "{}", stderr(&o));
+    let mut p10 = Hll::<10>::new(SEED);
+    p10.insert(b"x");
+    let mut buf = vec![0u8; p10.encoded_len()];
+    let n = p10.encode_into(&mut buf).unwrap();
+    std::fs::write(&fc, &buf[..n]).unwrap();
+    let o = loxo(&["merge", "-o", s(&out), s(&fa), s(&fc)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("geometry mismatch"), "{}", stderr(&o));
+}
+
+#[test]
+fn export_to_a_file_and_to_a_real_redis() {
+    let d = dir("export");
+    let (a, b) = (sketch(SEED, 0..25_000), sketch(SEED, 10_000..40_000));
+    let (fa, fb, hyll) = (d.join("a.loxo"), d.join("b.loxo"), d.join("a.hyll"));
+    write(&fa, &a);
+    write(&fb, &b);
+    let o = loxo(&["export", "--hyll", s(&hyll), s(&fa)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let back = RedisHll::decode(&std::fs::read(&hyll).unwrap()).unwrap();
+    assert!(back.as_hll().registers().eq(a.registers()));
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    for (key, f) in [("dev:a", &fa), ("dev:b", &fb)] {
+        let o = loxo(&["export", "--redis", &server.addr(), key, s(f)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("PFCOUNT"), "{}", stdout(&o));
+    }
+    let mut c = Client::connect(&server.addr()).unwrap();
+    assert_eq!(
+        c.integer(&[b"PFCOUNT", b"dev:a"]).unwrap(),
+        RedisHll::from_hll(&a).count() as i64
+    );
+    c.checked(&[b"PFMERGE", b"fleet", b"dev:a", b"dev:b"])
+        .unwrap();
+    let mut merged = a.clone();
+    merged.merge(&b).unwrap();
+    assert_eq!(
+        c.integer(&[b"PFCOUNT", b"fleet"]).unwrap(),
+        RedisHll::from_hll(&merged).count() as i64
+    );
+
+    // Precision other than 14: a clear refusal.
+    let mut p12 = Hll::<12>::new(SEED);
+    p12.insert(b"k");
+    let mut buf = vec![0u8; p12.encoded_len()];
+    let n = p12.encode_into(&mut buf).unwrap();
+    let f12 = d.join("p12.loxo");
+    std::fs::write(&f12, &buf[..n]).unwrap();
+    let o = loxo(&["export", "--redis", &server.addr(), "k", s(&f12)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("precision 14"), "{}", stderr(&o));
+}
