@@ -143,7 +143,9 @@ fn reset_forgets_and_halve_ages() {
     };
     let (epoch0, epoch1) = (frames(&heavy), frames(&light));
     let mut exact0 = Exact::default();
-    epoch0.iter().for_each(|f| exact0.feed(f));
+    for f in &epoch0 {
+        exact0.feed(f);
+    }
     let (top_key, top) = exact0.heavy(0.01, true)[0];
 
     for policy in [EpochPolicy::Reset, EpochPolicy::Halve] {
@@ -152,9 +154,9 @@ fn reset_forgets_and_halve_ages() {
             ..Config::default()
         });
         let mut r = Report::default();
-        epoch0.iter().for_each(|f| {
+        for f in &epoch0 {
             m.feed(f);
-        });
+        }
         m.end_epoch(&mut r);
         let e0 = *r
             .elephants
@@ -163,9 +165,9 @@ fn reset_forgets_and_halve_ages() {
             .expect("top flow reported");
         assert!(e0.bytes >= top.bytes && e0.bytes - e0.bytes_error <= top.bytes);
 
-        epoch1.iter().for_each(|f| {
+        for f in &epoch1 {
             m.feed(f);
-        });
+        }
         m.end_epoch(&mut r);
         let carried = r.elephants.iter().find(|e| e.key == top_key);
         match policy {
