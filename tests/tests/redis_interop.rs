@@ -2,7 +2,7 @@
 //!
 //! Each test starts its own `redis-server --port <free> --save '' --appendonly no`
 //! on 127.0.0.1 (found on `PATH`) and kills it when done, and talks RESP over a
-//! plain `TcpStream`. Without `redis-server` the tests **fail**, unless
+//! plain `TcpStream` (`loxo_cli::resp`). Without `redis-server` the tests **fail**, unless
 //! `LOXO_SKIP_REDIS=1` is set, in which case they print why and return.
 //!
 //! What is checked, exactly (no tolerance anywhere):
@@ -14,135 +14,20 @@
 //!   registers and in count.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
+use loxo_cli::resp::{Client, Reply};
 use loxo_interop::redis::{RedisHll, DENSE_LEN};
+use loxo_tests::redis::RedisServer;
 
-/// A `redis-server` child process, killed on drop.
-struct RedisServer {
-    child: Child,
-    port: u16,
+/// A connection with the assertions these tests need.
+struct Conn(Client);
+
+fn connect(server: &RedisServer) -> Conn {
+    Conn(Client::connect(&server.addr()).expect("connect to redis-server"))
 }
 
-impl RedisServer {
-    /// Starts a server on a free port, or `None` if `LOXO_SKIP_REDIS=1` and
-    /// `redis-server` is missing. Panics with a clear message otherwise.
-    fn start() -> Option<Self> {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("no free TCP port on 127.0.0.1")
-            .port();
-        let spawned = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match spawned {
-            Ok(child) => child,
-            Err(e) => {
-                if std::env::var("LOXO_SKIP_REDIS").as_deref() == Ok("1") {
-                    eprintln!("skipping: redis-server not runnable ({e}) and LOXO_SKIP_REDIS=1");
-                    return None;
-                }
-                panic!(
-                    "cannot start `redis-server` from PATH ({e}); install it \
-                     (Debian: apt-get install redis-server) or set LOXO_SKIP_REDIS=1 to skip"
-                );
-            }
-        };
-        let server = Self { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Ok(mut c) = server.try_connect() {
-                if c.command(&[b"PING"]) == Reply::Status("PONG".into()) {
-                    return Some(server);
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "redis-server on port {port} did not answer PING within 10 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn try_connect(&self) -> std::io::Result<Client> {
-        let stream = TcpStream::connect(("127.0.0.1", self.port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-        Ok(Client {
-            reader: BufReader::new(stream.try_clone()?),
-            writer: stream,
-        })
-    }
-
-    fn connect(&self) -> Client {
-        self.try_connect().expect("connect to redis-server")
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Status(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Vec<Reply>),
-}
-
-/// A minimal RESP2 client.
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-impl Client {
+impl Conn {
     fn command(&mut self, args: &[&[u8]]) -> Reply {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
-        self.writer.write_all(&out).unwrap();
-        self.read_reply()
-    }
-
-    fn read_reply(&mut self) -> Reply {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        let line = line.trim_end_matches("\r\n");
-        let (kind, rest) = line.split_at(1);
-        match kind {
-            "+" => Reply::Status(rest.to_string()),
-            "-" => Reply::Error(rest.to_string()),
-            ":" => Reply::Int(rest.parse().unwrap()),
-            "$" => {
-                let len: i64 = rest.parse().unwrap();
-                if len < 0 {
-                    return Reply::Bulk(None);
-                }
-                let mut buf = vec![0u8; len as usize + 2];
-                self.reader.read_exact(&mut buf).unwrap();
-                buf.truncate(len as usize);
-                Reply::Bulk(Some(buf))
-            }
-            "*" => {
-                let n: usize = rest.parse().unwrap();
-                Reply::Array((0..n).map(|_| self.read_reply()).collect())
-            }
-            _ => panic!("unexpected RESP line {line:?}"),
-        }
+        self.0.command(args).expect("RESP round trip")
     }
 
     fn ok(&mut self, args: &[&[u8]]) {
@@ -151,7 +36,7 @@ impl Client {
 
     fn int(&mut self, args: &[&[u8]]) -> i64 {
         match self.command(args) {
-            Reply::Int(i) => i,
+            Reply::Integer(i) => i,
             other => panic!("expected an integer for {args:?}, got {other:?}"),
         }
     }
@@ -196,7 +81,7 @@ fn pfcount_of_a_loxo_made_key_equals_count() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let mut c = server.connect();
+    let mut c = connect(&server);
     // From empty through the small range to far beyond m = 16 384.
     for n in [0u32, 1, 10, 100, 1000, 5000, 16_384, 50_000, 200_000] {
         let h = loxo(&elements(0..n));
@@ -218,7 +103,7 @@ fn redis_built_keys_decode_with_equal_registers() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let mut c = server.connect();
+    let mut c = connect(&server);
     // PFADD without elements creates an empty (sparse) HLL.
     assert_eq!(c.int(&[b"PFADD", b"empty"]), 1);
     let empty = RedisHll::decode(&c.get(b"empty")).unwrap();
@@ -254,7 +139,7 @@ fn pfmerge_with_a_redis_built_key_equals_loxo_merge() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let mut c = server.connect();
+    let mut c = connect(&server);
     for (a, b) in [(0..500, 300..900), (0..30_000, 20_000..60_000)] {
         let from_redis = elements(a);
         let from_loxo = elements(b);
@@ -280,7 +165,7 @@ fn redis_rejects_nothing_we_send_and_we_reject_a_corrupted_key() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let mut c = server.connect();
+    let mut c = connect(&server);
     let h = loxo(&elements(0..1000));
     let mut buf = vec![0u8; DENSE_LEN];
     h.encode_dense_into(&mut buf).unwrap();
