@@ -1,5 +1,87 @@
-//! Bloom filters (classic, blocked, counting) and cuckoo filters: fixed-memory set membership, no_std.
+//! Fixed-memory set membership for firmware: "have I seen this key before?" with no
+//! false negatives. `#![no_std]`, no allocation, storage inline in the value, sizes in
+//! the type, stable Rust.
 //!
-//! Work in progress: this crate is being filled in by its own issue.
+//! | type | answers | memory | notes |
+//! |---|---|---|---|
+//! | [`Bloom<M, K>`] | membership | `4·M` bytes (`32·M` bits) | classic; union/intersection; health estimates |
+//! | [`BlockedBloom<B, K>`] | membership | `64·B` bytes | one cache line per key: fastest, slightly higher FPR |
+//! | [`CountingBloom<M, K>`] | membership with removal | `4·M` bytes (`8·M` 4-bit counters) | sticky saturation at 15 |
+//! | [`Cuckoo<B, F>`] | membership with removal | `4·B·size_of::<F>()` bytes | fewer bits/key below ≈ 3 % FPR |
+//!
+//! Every filter hashes a key once with keyed SipHash-1-3 ([`loxo_core::Seed`]) and
+//! derives all its probes from that digest; pre-hashed variants (`*_hash`) take a
+//! [`loxo_core::KeyHash`] computed once and shared with other sketches. Sizing helpers
+//! ([`bloom_words`], [`bloom_k`], [`blocked_blocks`], [`cuckoo_buckets`]) are `const
+//! fn`, so a capacity and a target rate become a type:
+//!
+//! ```
+//! use loxo_bloom::{bloom_k, bloom_words, Bloom};
+//! type NewFlows = Bloom<{ bloom_words(5_000, 0.01) }, { bloom_k(5_000, 0.01) }>;
+//! let mut seen = NewFlows::new(loxo_core::Seed::new(7, 7));
+//! assert!(!seen.insert_checked(b"flow"));
+//! assert!(seen.insert_checked(b"flow"));
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
+
+mod blocked;
+mod bloom;
+mod counting;
+mod cuckoo;
+mod health;
+mod sizing;
+
+pub use blocked::BlockedBloom;
+pub use bloom::Bloom;
+pub use counting::{CountingBloom, COUNTER_MAX};
+pub use cuckoo::{Cuckoo, Fingerprint, Full, MAX_KICKS, SLOTS};
+pub use sizing::{
+    blocked_blocks, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln, optimal_k,
+};
+
+use loxo_core::wire::{Frame, SketchKind};
+use loxo_core::{DecodeError, Seed};
+
+/// Checks a frame against the expected kind, params, seed and (zero) flags and
+/// returns its payload, which must be exactly `len` bytes.
+fn wire_payload<'a>(
+    frame: &Frame<'a>,
+    kind: SketchKind,
+    params: [u32; 4],
+    seed: &Seed,
+    len: usize,
+) -> Result<&'a [u8], DecodeError> {
+    let h = frame.header();
+    h.expect(kind, params)?;
+    if h.seed_fingerprint != seed.fingerprint() {
+        return Err(DecodeError::SeedMismatch);
+    }
+    if h.flags != 0 {
+        return Err(DecodeError::InvalidValue);
+    }
+    let mut r = frame.reader();
+    let payload = r.take(len)?;
+    r.finish()?;
+    Ok(payload)
+}
+
+/// [`wire_payload`] for a payload of `words` little-endian `u64`s.
+fn wire_words<'a>(
+    frame: &Frame<'a>,
+    kind: SketchKind,
+    params: [u32; 4],
+    seed: &Seed,
+    words: usize,
+) -> Result<&'a [u8], DecodeError> {
+    wire_payload(frame, kind, params, seed, 8 * words)
+}
+
+/// A little-endian `u64` from (up to) 8 bytes.
+fn le_u64(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    if let Some(dst) = w.get_mut(..b.len().min(8)) {
+        dst.copy_from_slice(b.get(..dst.len()).unwrap_or(&[]));
+    }
+    u64::from_le_bytes(w)
+}
