@@ -90,6 +90,10 @@ impl core::error::Error for Full {}
 /// design), so no key that was inserted is ever lost; from then on inserts return
 /// [`Full`] without changing anything, until a removal makes room.
 ///
+/// **Duplicates**: every insert stores a copy of the fingerprint (that is what makes
+/// [`remove`](Self::remove) exact), so one key inserted more than 8 times fills its
+/// two buckets; for set semantics test [`contains`](Self::contains) first.
+///
 /// **Memory**: `B·4·size_of::<F>()` bytes of buckets + about 32 bytes (seed, victim,
 /// count, RNG). At 95 % load that is `8/0.95 ≈ 8.4` (u8) or `16.8` (u16) bits per key.
 /// **Error**: a lookup compares against 8 slots: false-positive rate

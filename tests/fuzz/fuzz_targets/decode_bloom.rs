@@ -1,0 +1,35 @@
+//! Any bytes into the four Bloom-family decoders: never a panic, a failed decode
+//! leaves the target unchanged, an accepted frame re-encodes to the same bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo};
+use loxo_core::Seed;
+
+/// The seed of the golden files that seed the corpus.
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
+
+macro_rules! check {
+    ($data:expr, $t:ty, $fill:expr) => {{
+        let mut f = <$t>::new(SEED);
+        $fill(&mut f);
+        let before = f.clone();
+        match f.decode_into($data) {
+            Ok(()) => {
+                let mut buf = vec![0u8; f.encoded_len()];
+                let n = f.encode_into(&mut buf).expect("fits");
+                assert_eq!(&buf[..n], $data);
+            }
+            Err(_) => assert!(f == before),
+        }
+    }};
+}
+
+fuzz_target!(|data: &[u8]| {
+    check!(data, Bloom<16, 4>, |f: &mut Bloom<16, 4>| f.insert(b"x"));
+    check!(data, BlockedBloom<2, 5>, |f: &mut BlockedBloom<2, 5>| f.insert(b"x"));
+    check!(data, CountingBloom<32, 3>, |f: &mut CountingBloom<32, 3>| f.insert(b"x"));
+    check!(data, Cuckoo<16, u16>, |f: &mut Cuckoo<16, u16>| {
+        let _ = f.insert(b"x");
+    });
+});

@@ -1,0 +1,93 @@
+//! Golden files of the Bloom-family wire formats, decoded and re-encoded byte for
+//! byte. Regenerate only after a deliberate, versioned format change:
+//! `LOXO_BLESS=1 cargo test -p loxo-tests --test golden_bloom`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo};
+use loxo_core::Seed;
+
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
+
+fn check(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(name);
+    if std::env::var_os("LOXO_BLESS").is_some() {
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(stored, bytes, "{name}: the encoder's output changed");
+    stored
+}
+
+macro_rules! golden {
+    ($name:literal, $f:expr, $fresh:expr, $len:expr) => {{
+        let f = $f;
+        let mut buf = vec![0u8; f.encoded_len()];
+        let n = f.encode_into(&mut buf).unwrap();
+        assert_eq!(n, $len, "{}", $name);
+        let stored = check($name, &buf);
+        let mut back = $fresh;
+        back.decode_into(&stored).unwrap();
+        assert_eq!(back, f);
+        let mut again = vec![0u8; n];
+        back.encode_into(&mut again).unwrap();
+        assert_eq!(again, stored);
+        back
+    }};
+}
+
+fn keys() -> impl Iterator<Item = [u8; 4]> {
+    (0u32..40).map(u32::to_le_bytes)
+}
+
+#[test]
+fn bloom() {
+    let mut f = Bloom::<16, 4>::new(SEED);
+    keys().for_each(|k| f.insert(&k));
+    let back = golden!("bloom.bin", f, Bloom::<16, 4>::new(SEED), 36 + 64 + 4);
+    assert!(keys().all(|k| back.contains(&k)));
+}
+
+#[test]
+fn blocked_bloom() {
+    let mut f = BlockedBloom::<2, 5>::new(SEED);
+    keys().for_each(|k| f.insert(&k));
+    let back = golden!(
+        "blocked_bloom.bin",
+        f,
+        BlockedBloom::<2, 5>::new(SEED),
+        36 + 128 + 4
+    );
+    assert!(keys().all(|k| back.contains(&k)));
+}
+
+#[test]
+fn counting_bloom() {
+    let mut f = CountingBloom::<32, 3>::new(SEED);
+    keys().for_each(|k| f.insert(&k));
+    assert!(f.remove(&0u32.to_le_bytes()));
+    let back = golden!(
+        "counting_bloom.bin",
+        f,
+        CountingBloom::<32, 3>::new(SEED),
+        36 + 128 + 4
+    );
+    assert!(keys().skip(1).all(|k| back.contains(&k)));
+}
+
+#[test]
+fn cuckoo() {
+    let mut f = Cuckoo::<16, u16>::new(SEED);
+    keys().for_each(|k| f.insert(&k).unwrap());
+    let back = golden!(
+        "cuckoo.bin",
+        f,
+        Cuckoo::<16, u16>::new(SEED),
+        36 + 16 * 4 * 2 + 8 + 1 + 4 + 2 + 4
+    );
+    assert!(keys().all(|k| back.contains(&k)));
+    assert_eq!(back.len(), 40);
+}
