@@ -130,6 +130,7 @@ fn to_json(results: &[EpochResult], a: &Args, memory: usize) -> serde_json::Valu
                 "errors": errors_json(&r.report.errors),
                 "distinct_flows": {"estimate": r.report.distinct_flows, "exact": r.exact_flows},
                 "distinct_sources_estimate": r.report.distinct_sources,
+                "new_flows": {"estimate": r.report.new_flows, "filter_fpr": r.report.new_flows_fpr},
                 "elephants": r.rows.iter().map(|w| json!({
                     "key": w.key.to_string(),
                     "est_bytes": w.est_bytes, "bytes_error": w.bytes_error, "est_packets": w.est_packets,
@@ -162,7 +163,7 @@ fn print_text(results: &[EpochResult], a: &Args, memory: usize) {
     for r in results {
         let malformed: u64 = r.report.errors.iter().sum();
         println!(
-            "\nepoch {}: {} frames, {} packets, {} bytes, {} fragments, not IP {}, malformed {}; distinct flows ~{} (exact {}), sources ~{}",
+            "\nepoch {}: {} frames, {} packets, {} bytes, {} fragments, not IP {}, malformed {}; distinct flows ~{} (exact {}), sources ~{}, new flows {} (filter FPR {:.2} %)",
             r.epoch,
             r.report.frames,
             r.report.packets,
@@ -172,7 +173,9 @@ fn print_text(results: &[EpochResult], a: &Args, memory: usize) {
             malformed,
             r.report.distinct_flows,
             r.exact_flows,
-            r.report.distinct_sources
+            r.report.distinct_sources,
+            r.report.new_flows,
+            100.0 * r.report.new_flows_fpr
         );
         for e in ParseError::ALL {
             let n = r.report.errors[e.index()];

@@ -180,3 +180,55 @@ fn reset_forgets_and_halve_ages() {
         }
     }
 }
+
+/// New flows per epoch: flows not seen in this or the previous epoch. The Bloom
+/// filters never over-count (no false negatives); they under-count by their false
+/// positives, about `new_flows_fpr` of the new flows.
+#[test]
+fn new_flows_per_epoch() {
+    use std::collections::HashSet;
+    // Three epochs of 20 000 frames over a shifting population of 3 000 flows.
+    let epochs: Vec<Vec<Vec<u8>>> = (0..3)
+        .map(|i| {
+            frames(&TraceConfig {
+                packets: 20_000,
+                flows: 3_000,
+                popularity: Popularity::Zipf(0.7),
+                // Epoch 2 repeats epoch 1's population (seed): few new flows.
+                seed: [11, 12, 12][i],
+                flood: 0.05,
+                ..TraceConfig::default()
+            })
+        })
+        .collect();
+    let mut m = FlowMonitor::new(Config::default());
+    let mut r = Report::default();
+    let mut previous: HashSet<loxo_flow::FlowKey> = HashSet::new();
+    for (i, frames) in epochs.iter().enumerate() {
+        let mut exact = Exact::default();
+        for f in frames {
+            m.feed(f);
+            exact.feed(f);
+        }
+        m.end_epoch(&mut r);
+        let current: HashSet<_> = exact.flows.keys().copied().collect();
+        let truly_new = current.difference(&previous).count() as u64;
+        println!(
+            "epoch {i}: {} flows, {truly_new} new; monitor says {} (filter FPR {:.4})",
+            current.len(),
+            r.new_flows,
+            r.new_flows_fpr
+        );
+        assert!(r.new_flows <= truly_new, "over-counted: {} > {truly_new}", r.new_flows);
+        // Under-count bounded by the filters' rate (+4 binomial standard deviations).
+        let p = f64::from(r.new_flows_fpr);
+        let slack = 4.0 * (truly_new as f64 * p).sqrt() + 1.0;
+        assert!(
+            r.new_flows as f64 >= truly_new as f64 * (1.0 - p) - slack,
+            "{} vs {truly_new} at FPR {p}",
+            r.new_flows
+        );
+        assert!(p < 0.02, "filters overfilled: {p}");
+        previous = current;
+    }
+}

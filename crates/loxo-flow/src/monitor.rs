@@ -1,5 +1,6 @@
 //! `FlowMonitor`: per-epoch elephants, distinct counts and parse statistics.
 
+use loxo_bloom::BlockedBloom;
 use loxo_cms::{Entry, HeavyKeeper, TopK};
 use loxo_core::Seed;
 use loxo_hll::Hll;
@@ -20,6 +21,16 @@ pub const FLOWS_P: u8 = 14;
 /// Precision of the distinct-source sketch: `P = 10`, 768 bytes, relative standard
 /// error 1.04/√1024 ≈ 3.3 %.
 pub const SOURCES_P: u8 = 10;
+
+/// 512-bit blocks of each new-flow filter: 96 blocks = 6 KiB = 49 152 bits, about
+/// 5 000 flows per epoch at a 1 % false-positive rate (9.6 bits per flow).
+pub const NEW_FLOW_BLOCKS: usize = 96;
+
+/// Probes of the new-flow filters (optimal for 9.6 bits per flow).
+pub const NEW_FLOW_K: u32 = 7;
+
+/// The new-flow filter: a cache-line blocked Bloom filter (one cache line per frame).
+pub type NewFlowFilter = BlockedBloom<NEW_FLOW_BLOCKS, NEW_FLOW_K>;
 
 /// What an elephant's share is measured in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -111,6 +122,15 @@ pub struct Report {
     pub distinct_flows: u32,
     /// Estimated distinct source addresses (HLL, P = [`SOURCES_P`] = 10: 3.3 %).
     pub distinct_sources: u32,
+    /// New flows: flows of this epoch not seen in this or the previous epoch
+    /// (`Bloom::insert_checked` on a filter per epoch). Never over-counted; a filter
+    /// false positive makes a new flow look known, so it under-counts by about
+    /// `new_flows_fpr`.
+    pub new_flows: u64,
+    /// Estimated false-positive rate of the new-flow filters at epoch end (from their
+    /// fill): the share of new flows that may have been missed. Above a few percent
+    /// the epoch had more flows than the filters were sized for.
+    pub new_flows_fpr: f32,
     /// Elephants, sorted by estimated bytes, descending.
     pub elephants: heapless::Vec<Elephant, MAX_ELEPHANTS>,
 }
@@ -118,10 +138,11 @@ pub struct Report {
 /// Elephant-flow monitor: parse → one `Seed::hash` → top-k by bytes and by packets,
 /// HLL of flows and of sources, per-reason error counters.
 ///
-/// Memory: `2·size_of::<T>() + 0.75·(2^14 + 2^10) + 2·296` bytes; the default
+/// Memory: `2·size_of::<T>() + 0.75·(2^14 + 2^10) + 2·296 + 2·64·96` bytes; the default
 /// (`T = DefaultTopK`) is reported by [`FlowMonitor::memory_bytes`] and is ≤ 64 KiB
 /// (checked by a test). Cost per frame: one parse, one SipHash-1-3 of the 13/37-byte key,
-/// one SipHash of the source address, two top-k updates, two HLL inserts.
+/// one SipHash of the source address, two top-k updates, two HLL inserts, one
+/// blocked-Bloom `insert_checked` and one `contains` (new flows).
 ///
 /// Error: the top-k summaries' `Entry::error` bound is carried to each [`Elephant`];
 /// distinct counts have HLL's 1.04/√m relative standard error.
@@ -147,6 +168,11 @@ pub struct FlowMonitor<T = DefaultTopK> {
     by_packets: T,
     flows: Hll<FLOWS_P>,
     sources: Hll<SOURCES_P>,
+    /// Flows seen this epoch.
+    seen: NewFlowFilter,
+    /// Flows seen in the previous epoch.
+    seen_before: NewFlowFilter,
+    new_flows: u64,
     epoch: u32,
     frames: u64,
     packets: u64,
@@ -182,6 +208,9 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
             by_packets,
             flows: Hll::new(config.seed),
             sources: Hll::new(config.seed),
+            seen: NewFlowFilter::new(config.seed),
+            seen_before: NewFlowFilter::new(config.seed),
+            new_flows: 0,
             epoch: 0,
             frames: 0,
             packets: 0,
@@ -220,6 +249,10 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
                 self.by_bytes.update(&f.key, h, u64::from(f.len));
                 self.by_packets.update(&f.key, h, 1);
                 self.flows.insert_hash(h);
+                let known = self.seen.insert_checked_hash(h);
+                if !known && !self.seen_before.contains_hash(h) {
+                    self.new_flows = self.new_flows.saturating_add(1);
+                }
                 self.sources.insert(f.key.src_bytes());
                 self.packets = self.packets.saturating_add(1);
                 self.bytes = self.bytes.saturating_add(u64::from(f.len));
@@ -250,6 +283,10 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         out.errors = self.errors;
         out.distinct_flows = self.flows.estimate() as u32;
         out.distinct_sources = self.sources.estimate() as u32;
+        out.new_flows = self.new_flows;
+        // A new flow is missed if either filter reports it: 1 − (1 − p₁)(1 − p₂).
+        let (p1, p2) = (self.seen.estimated_fpr(), self.seen_before.estimated_fpr());
+        out.new_flows_fpr = (1.0 - (1.0 - p1) * (1.0 - p2)) as f32;
         out.elephants.clear();
         let (primary, total) = match self.config.share_of {
             ShareOf::Bytes => (&self.by_bytes, self.bytes),
@@ -294,6 +331,9 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         }
         self.flows.clear();
         self.sources.clear();
+        core::mem::swap(&mut self.seen, &mut self.seen_before);
+        self.seen.clear();
+        self.new_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
         self.packets = 0;
