@@ -71,15 +71,21 @@ pub struct Config {
     pub policy: EpochPolicy,
 }
 
+impl Config {
+    /// The default configuration as a constant (for `static` monitors): a fixed demo
+    /// seed, θ = 1 % of bytes, epochs closed by the caller, [`EpochPolicy::Reset`].
+    pub const DEFAULT: Self = Self {
+        seed: Seed::new(0x6c6f_786f, 0x666c_6f77),
+        theta: 0.01,
+        share_of: ShareOf::Bytes,
+        epoch_packets: 0,
+        policy: EpochPolicy::Reset,
+    };
+}
+
 impl Default for Config {
     fn default() -> Self {
-        Self {
-            seed: Seed::new(0x6c6f_786f, 0x666c_6f77),
-            theta: 0.01,
-            share_of: ShareOf::Bytes,
-            epoch_packets: 0,
-            policy: EpochPolicy::Reset,
-        }
+        Self::DEFAULT
     }
 }
 
@@ -97,6 +103,27 @@ pub struct Elephant {
     pub packets: u64,
     /// Bound on `packets − true packets`.
     pub packets_error: u64,
+}
+
+impl Report {
+    /// An empty report (`const`, for a `static`).
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            epoch: 0,
+            frames: 0,
+            packets: 0,
+            bytes: 0,
+            fragments: 0,
+            not_ip: 0,
+            errors: [0; ParseError::COUNT],
+            distinct_flows: 0,
+            distinct_sources: 0,
+            new_flows: 0,
+            new_flows_fpr: 0.0,
+            elephants: heapless::Vec::new(),
+        }
+    }
 }
 
 /// End-of-epoch report; filled in place by [`FlowMonitor::end_epoch`] (about 2.4 KiB).
@@ -189,19 +216,27 @@ impl Default for FlowMonitor<DefaultTopK> {
 }
 
 impl FlowMonitor<DefaultTopK> {
-    /// A monitor with the default top-k summary.
-    pub fn new(config: Config) -> Self {
+    /// A monitor with the default top-k summary. `const`, so a firmware can place it
+    /// in a `static` without building 62 KiB on its stack first.
+    #[must_use]
+    pub const fn new(config: Config) -> Self {
+        // HeavyKeeper's decay RNG seeds, derived from the seed (they steer only the
+        // decay coin flips, so a mix is enough; `Seed::hash` is not `const`).
+        let b = config.seed.to_bytes();
+        let k0 = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+        let k1 = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+        let r = loxo_core::mix64(loxo_core::mix64(k0 ^ 0x6465_6361_7920_726e) ^ k1);
         Self::with_summaries(
             config,
-            DefaultTopK::new(config.seed.fingerprint()),
-            DefaultTopK::new(!config.seed.fingerprint()),
+            DefaultTopK::new(r | 1),
+            DefaultTopK::new(loxo_core::mix64(r) | 1),
         )
     }
 }
 
 impl<T: TopK<FlowKey>> FlowMonitor<T> {
     /// A monitor over two caller-built, empty top-k summaries (bytes, packets).
-    pub fn with_summaries(config: Config, by_bytes: T, by_packets: T) -> Self {
+    pub const fn with_summaries(config: Config, by_bytes: T, by_packets: T) -> Self {
         Self {
             config,
             by_bytes,
