@@ -2,28 +2,28 @@
 //! LAN9118 Ethernet MAC (QEMU `mps2-an386`), logging with defmt over
 //! semihosting and paced by `loxo replay` through a small control protocol.
 //!
-//! Data path: LAN9118 RX FIFO → frame buffer → flow monitor → report (defmt)
-//! and the "elephant present" LED.
+//! Data path: LAN9118 RX FIFO → frame buffer → `loxo_flow::FlowMonitor`
+//! (parse → `FlowKey` → one keyed hash → HeavyKeeper, HLL, Bloom) → `Report`
+//! per epoch (defmt) and the "elephant present" LED.
 #![no_std]
 #![no_main]
 
 mod board;
-mod monitor;
 mod proto;
 
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug;
 use defmt_semihosting as _;
 use embedded_hal::digital::OutputPin;
+use loxo_flow::{Config, EpochPolicy, FlowMonitor, ParseError, Report, ShareOf};
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
-use monitor::Monitor;
 use proto::Control;
 
 /// Station address of the firmware (locally administered).
 const MAC: [u8; 6] = [0x02, 0x4C, 0x4F, 0x58, 0x4F, 0x01];
-/// Frames per epoch: the LED and an interim report follow each epoch.
+/// Frames per epoch: a report and the LED follow each epoch.
 const EPOCH_FRAMES: u32 = 16_384;
 /// Idle polls between two READY announcements before the host shows up.
 const READY_EVERY: u32 = 1 << 18;
@@ -36,6 +36,10 @@ struct Totals {
     frames: u32,
     bytes: u64,
     control: u32,
+    /// Frames the monitor saw, summed over closed epochs.
+    monitor_frames: u64,
+    /// Malformed frames (parse errors), summed over closed epochs.
+    malformed: u64,
     /// Sum and max of SysTick ticks spent in the monitor per frame.
     ticks_sum: u64,
     ticks_max: u32,
@@ -46,7 +50,16 @@ struct Totals {
 static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
 /// Demo seed; a product draws a per-device seed from its hardware RNG.
 const SEED: loxo_core::Seed = loxo_core::Seed::new(0x6C6F_786F_2D66_7721, 0x7365_6564_2D64_656D);
-static mut MONITOR: Monitor = Monitor::new(SEED);
+/// θ = 1 % of an epoch's bytes, epochs of [`EPOCH_FRAMES`] frames.
+const CONFIG: Config = Config {
+    seed: SEED,
+    theta: 0.01,
+    share_of: ShareOf::Bytes,
+    epoch_packets: EPOCH_FRAMES,
+    policy: EpochPolicy::Reset,
+};
+static mut MONITOR: FlowMonitor = FlowMonitor::new(CONFIG);
+static mut REPORT: Report = Report::new();
 
 #[entry]
 fn main() -> ! {
@@ -87,12 +100,13 @@ fn main() -> ! {
     // SAFETY: `main` runs once and takes the only reference to BUF.
     let buf: &mut [u8; FRAME_BUF_LEN] = unsafe { &mut *core::ptr::addr_of_mut!(BUF) };
     // SAFETY: as for BUF.
-    let monitor: &mut Monitor = unsafe { &mut *core::ptr::addr_of_mut!(MONITOR) };
+    let monitor: &mut FlowMonitor = unsafe { &mut *core::ptr::addr_of_mut!(MONITOR) };
+    // SAFETY: as for BUF.
+    let report: &mut Report = unsafe { &mut *core::ptr::addr_of_mut!(REPORT) };
 
     let mut totals = Totals::default();
     let mut host_seen = false;
     let mut idle: u32 = 0;
-    let mut epoch_left = EPOCH_FRAMES;
     send(&mut nic, proto::OP_READY, 0, 0, 0);
     loop {
         let Some(len) = nic.receive(buf) else {
@@ -111,48 +125,95 @@ fn main() -> ! {
             totals.control += 1;
             match c.op {
                 proto::OP_SYNC => send(&mut nic, proto::OP_ACK, c.seq, totals.frames, 0),
-                proto::OP_END => finish(&mut nic, &totals, monitor, c.value),
+                proto::OP_END => {
+                    // The last, partial epoch.
+                    close_epoch(monitor, report, &mut totals, &mut led);
+                    finish(&mut nic, &totals, monitor, c.value)
+                }
                 _ => defmt::warn!("unexpected control op {=u8}", c.op),
             }
             continue;
         }
         let t0 = ticks.now();
-        monitor.observe(frame);
+        let epoch_over = monitor.feed(frame);
         let dt = Ticks::elapsed(t0, ticks.now());
         totals.ticks_sum += u64::from(dt);
         totals.ticks_max = totals.ticks_max.max(dt);
         totals.frames += 1;
         totals.bytes += len as u64;
-        epoch_left -= 1;
-        if epoch_left == 0 {
-            epoch_left = EPOCH_FRAMES;
+        if epoch_over {
             nic.update_drop_counter();
-            let _ = if monitor.elephant_present() {
-                led.set_high()
-            } else {
-                led.set_low()
-            };
+            close_epoch(monitor, report, &mut totals, &mut led);
+        }
+    }
+}
+
+/// Closes the monitor's epoch: fills the report, logs it, drives the LED.
+fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &mut Led) {
+    monitor.end_epoch(r);
+    let malformed: u64 = r.errors.iter().sum();
+    t.monitor_frames += r.frames;
+    t.malformed += malformed;
+    let _ = if r.elephants.is_empty() {
+        led.set_low()
+    } else {
+        led.set_high()
+    };
+    defmt::info!(
+        "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u32} distinct_sources={=u32} new_flows={=u64} new_flows_fpr_ppm={=u32} elephants={=usize} led={=bool}",
+        r.epoch,
+        r.frames,
+        r.packets,
+        r.bytes,
+        r.fragments,
+        r.not_ip,
+        malformed,
+        r.distinct_flows,
+        r.distinct_sources,
+        r.new_flows,
+        (r.new_flows_fpr * 1e6) as u32,
+        r.elephants.len(),
+        led.is_lit()
+    );
+    for (rank, e) in r.elephants.iter().enumerate() {
+        defmt::info!(
+            "elephant: epoch={=u32} rank={=usize} bytes={=u64} error={=u64} packets={=u64} key={=[u8]:02x}",
+            r.epoch,
+            rank,
+            e.bytes,
+            e.bytes_error,
+            e.packets,
+            e.key.as_ref()
+        );
+    }
+    for reason in ParseError::ALL {
+        let n = r.errors.get(reason.index()).copied().unwrap_or(0);
+        if n > 0 {
             defmt::info!(
-                "epoch: frames={=u32} bytes={=u64} elephant_led={=bool}",
-                totals.frames,
-                totals.bytes,
-                led.is_lit()
+                "malformed: epoch={=u32} reason={=str} count={=u64}",
+                r.epoch,
+                reason.name(),
+                n
             );
         }
     }
 }
 
 /// Logs the final report, tells the host the verdict and exits QEMU with it.
-fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &Monitor, sent: u32) -> ! {
+fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &FlowMonitor, sent: u32) -> ! {
     nic.update_drop_counter();
     let rx = nic.stats();
-    let ok = t.frames == sent && rx.errors == 0 && rx.overruns == 0;
+    let ok = t.frames == sent
+        && t.monitor_frames == u64::from(sent)
+        && rx.errors == 0
+        && rx.overruns == 0;
     defmt::info!(
-        "final: frames={=u32} sent={=u32} bytes={=u64} monitor_frames={=u32} control={=u32}",
+        "final: frames={=u32} sent={=u32} bytes={=u64} monitor_frames={=u64} malformed={=u64} control={=u32}",
         t.frames,
         sent,
         t.bytes,
-        monitor.frames,
+        t.monitor_frames,
+        t.malformed,
         t.control
     );
     defmt::info!(
@@ -161,22 +222,10 @@ fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &Monitor, sent: u32) -> 
         rx.oversized,
         rx.overruns
     );
-    let heaviest = monitor.heaviest();
-    for (rank, e) in heaviest.iter().enumerate() {
-        defmt::info!(
-            "top: rank={=usize} bytes={=u64} error={=u64} share_permille={=u64} key={=[u8]:02x}",
-            rank,
-            e.count,
-            e.error,
-            e.count * 1000 / t.bytes.max(1),
-            e.key[..]
-        );
-    }
     defmt::info!(
-        "monitor: distinct_keys={=u64} memory={=usize} elephant_present={=bool}",
-        monitor.distinct() as u64,
-        Monitor::memory_bytes(),
-        monitor.elephant_present()
+        "monitor: memory={=usize} report={=usize}",
+        monitor.memory_bytes(),
+        core::mem::size_of::<Report>()
     );
     let frames = u64::from(t.frames.max(1));
     defmt::info!(

@@ -1,37 +1,67 @@
-//! End-to-end: the sample firmware in QEMU `mps2-an386`, fed a 100 000-frame
-//! trace through its LAN9118 by `loxo replay`, must count every frame sent
-//! (nothing lost to the RX FIFO), see no NIC error or overrun, and stay inside
-//! the RAM budget.
+//! End-to-end: the sample firmware in QEMU `mps2-an386`, fed a 100 000-frame trace
+//! through its LAN9118 by `loxo replay`, must
+//! * count every frame sent (nothing lost to the RX FIFO), with no NIC error or
+//!   overrun, inside the RAM budget;
+//! * report, per epoch of 16 384 frames, every flow that `loxo top`'s exact counter
+//!   (`loxo_cli::exact`) finds at θ = 1 % of the epoch's bytes (recall 1.0), and no
+//!   elephant whose true share is below θ/2;
+//! * count exactly the malformed frames the generator injected.
 //!
-//! The trace is written here (classic pcap, seeded): Zipf-distributed flows
-//! over IPv4, IPv6 and 802.1Q-tagged IPv4, plus malformed frames (a
-//! truncated IPv4 header) that are still ≥ 14 bytes, the smallest frame
-//! QEMU's LAN9118 model accepts. Runs `cargo xtask demo --pcap` in a separate
-//! target directory (no lock contention with the outer `cargo test`); every
-//! child process has a deadline, so the test fails instead of hanging.
-//!
-//! Needs `qemu-system-arm` and the `thumbv7em-none-eabihf` target (xtask
-//! installs them when it can).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The trace is `loxo gen --packets 100000 --flows 10000 --zipf 1.0 --malformed 0.01
+//! --seed 7` (what `cargo xtask demo` generates): Zipf flows over IPv4, IPv6, VLAN and
+//! QinQ with fragments and ICMP. The test regenerates the same frames in-process with
+//! `loxo_cli::trace` for the exact figures. Runs `cargo xtask demo` in a separate
+//! target directory (no lock contention with the outer `cargo test`); every child
+//! process has a deadline. Needs `qemu-system-arm` and the `thumbv7em-none-eabihf`
+//! target (xtask installs them when it can).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../crates/xtask/src/trace.rs"]
-mod trace;
+use loxo_cli::exact::Exact;
+use loxo_cli::trace::{generate, Popularity, TraceConfig};
 
-const FRAMES: usize = 100_000;
+const FRAMES: u64 = 100_000;
+/// The firmware's `EPOCH_FRAMES`.
+const EPOCH: usize = 16_384;
+const THETA: f64 = 0.01;
+
+/// One `elephant:` line of the firmware log.
+#[derive(Debug)]
+struct Reported {
+    bytes: u64,
+    error: u64,
+    key: Vec<u8>,
+}
+
+/// `key=value` pairs of a log line after `prefix`.
+fn fields<'a>(line: &'a str, prefix: &str) -> Option<BTreeMap<&'a str, &'a str>> {
+    let rest = &line[line.find(prefix)? + prefix.len()..];
+    let rest = rest.split(" key=[").next().unwrap_or(rest);
+    Some(
+        rest.split_whitespace()
+            .filter_map(|p| p.split_once('='))
+            .collect(),
+    )
+}
+
+/// The `key=[0a, 00, …]` bytes of an `elephant:` line.
+fn key_bytes(line: &str) -> Vec<u8> {
+    let start = line.find("key=[").expect("key") + 5;
+    let end = start + line[start..].find(']').expect("]");
+    line[start..end]
+        .split(", ")
+        .map(|b| u8::from_str_radix(b.trim(), 16).expect("hex byte"))
+        .collect()
+}
 
 #[test]
-fn firmware_counts_every_frame_of_a_100k_trace() {
+fn firmware_monitors_a_100k_trace_like_loxo_top() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e");
     std::fs::create_dir_all(&tmp).unwrap();
-    let pcap = tmp.join("trace.pcap");
-    let (frames, malformed) = trace::write_trace(&pcap, FRAMES).unwrap();
-    assert!(malformed > 1000);
-
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut child = Command::new(cargo)
@@ -45,8 +75,13 @@ fn firmware_counts_every_frame_of_a_100k_trace() {
             "demo",
             "--summary",
         ])
-        .args(["--icount", "--timeout", "900", "--pcap"])
-        .arg(&pcap)
+        .args([
+            "--icount",
+            "--timeout",
+            "900",
+            "--frames",
+            &FRAMES.to_string(),
+        ])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", tmp.join("target"))
         .stdout(Stdio::piped())
@@ -58,6 +93,40 @@ fn firmware_counts_every_frame_of_a_100k_trace() {
         std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
         s
     });
+
+    // Meanwhile: the same trace, in-process, and the exact figures per epoch.
+    let cfg = TraceConfig {
+        packets: FRAMES,
+        flows: 10_000,
+        popularity: Popularity::Zipf(1.0),
+        flood: 0.0,
+        malformed: 0.01,
+        seed: 7,
+    };
+    let mut frames = Vec::new();
+    let stats = generate(&cfg, |f| {
+        frames.push(f.to_vec());
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    assert!(stats.malformed > 500, "{stats:?}");
+    // QEMU's LAN9118 carries 14..=2048-byte frames: `loxo replay` skips the others
+    // (the generator's sub-14-byte runts), so the firmware never sees them.
+    frames.retain(|f| (14..=2048).contains(&f.len()));
+    let sent = frames.len() as u64;
+    assert!(FRAMES - sent < 200, "only runts are skipped: {sent}");
+    let injected: u64 = stats.malformed - (FRAMES - sent);
+    let exact: Vec<Exact> = frames
+        .chunks(EPOCH)
+        .map(|c| {
+            let mut e = Exact::default();
+            for f in c {
+                e.feed(f);
+            }
+            e
+        })
+        .collect();
+
     // xtask has its own 900 s deadline; this one covers the builds too.
     let deadline = Instant::now() + Duration::from_mins(25);
     let status = loop {
@@ -85,19 +154,88 @@ fn firmware_counts_every_frame_of_a_100k_trace() {
             .get(k)
             .unwrap_or_else(|| panic!("{k} missing from report"))
     };
-    assert_eq!(get("final.sent"), frames as u64, "replay sent every frame");
-    assert_eq!(
-        get("final.frames"),
-        frames as u64,
-        "firmware counted every frame"
-    );
-    assert_eq!(get("final.monitor_frames"), frames as u64);
+    assert_eq!(get("final.sent"), sent, "replay sent every deliverable frame");
+    assert_eq!(get("final.frames"), sent, "firmware counted every frame");
+    assert_eq!(get("final.monitor_frames"), sent);
+    assert_eq!(get("final.malformed"), injected, "parse errors == injected");
     assert_eq!(get("nic.rx_errors"), 0);
     assert_eq!(get("nic.overruns"), 0);
-    // Still to assert once loxo-flow's FlowMonitor runs in the firmware (its
-    // report will carry them): parse errors == `malformed`, and elephants at
-    // θ equal to `loxo top`'s exact ones, none with a true share below θ/2.
-    println!("trace: {frames} frames, {malformed} malformed");
     // RAM budget of an STM32F4-class MCU: statics + painted-stack peak.
     assert!(get("ram.total") <= 128 * 1024, "ram {}", get("ram.total"));
+
+    // Per epoch: frame and malformed counts, then the elephants.
+    let mut epochs: BTreeMap<u64, BTreeMap<&str, &str>> = BTreeMap::new();
+    let mut elephants: HashMap<u64, Vec<Reported>> = HashMap::new();
+    for line in out.lines().filter(|l| !l.starts_with("report.")) {
+        if let Some(f) = fields(line, "epoch: ") {
+            epochs.insert(f["n"].parse().unwrap(), f);
+        } else if let Some(f) = fields(line, "elephant: ") {
+            elephants
+                .entry(f["epoch"].parse().unwrap())
+                .or_default()
+                .push(Reported {
+                    bytes: f["bytes"].parse().unwrap(),
+                    error: f["error"].parse().unwrap(),
+                    key: key_bytes(line),
+                });
+        }
+    }
+    assert_eq!(epochs.len(), exact.len(), "one report per epoch");
+    let mut total_elephants = 0;
+    for (i, ex) in exact.iter().enumerate() {
+        let e = &epochs[&(i as u64)];
+        let malformed: u64 = ex.errors.iter().sum();
+        assert_eq!(
+            e["frames"].parse::<usize>().unwrap(),
+            EPOCH.min(frames.len() - i * EPOCH)
+        );
+        assert_eq!(
+            e["malformed"].parse::<u64>().unwrap(),
+            malformed,
+            "epoch {i}"
+        );
+        assert_eq!(
+            e["bytes"].parse::<u64>().unwrap(),
+            ex.total.bytes,
+            "epoch {i}"
+        );
+        let reported = elephants.remove(&(i as u64)).unwrap_or_default();
+        let truth = ex.heavy(THETA, true);
+        for (k, c) in &truth {
+            assert!(
+                reported.iter().any(|r| r.key == k.as_ref()),
+                "epoch {i}: elephant {k} ({} bytes of {}) not reported",
+                c.bytes,
+                ex.total.bytes
+            );
+        }
+        for r in &reported {
+            let (k, c) = ex
+                .flows
+                .iter()
+                .find(|(k, _)| k.as_ref() == r.key.as_slice())
+                .expect("reported key is a real flow");
+            let share = c.bytes as f64 / ex.total.bytes as f64;
+            assert!(
+                share >= THETA / 2.0,
+                "epoch {i}: {k} at share {share} < θ/2"
+            );
+            // The summary's bound: estimated − error ≤ true bytes.
+            assert!(
+                r.bytes.saturating_sub(r.error) <= c.bytes,
+                "epoch {i}: {k}: {r:?} vs {}",
+                c.bytes
+            );
+        }
+        println!(
+            "epoch {i}: {} exact elephants, {} reported",
+            truth.len(),
+            reported.len()
+        );
+        total_elephants += truth.len();
+    }
+    assert!(
+        total_elephants >= exact.len(),
+        "the trace has elephants to find"
+    );
 }
