@@ -219,7 +219,11 @@ fn new_flows_per_epoch() {
             r.new_flows,
             r.new_flows_fpr
         );
-        assert!(r.new_flows <= truly_new, "over-counted: {} > {truly_new}", r.new_flows);
+        assert!(
+            r.new_flows <= truly_new,
+            "over-counted: {} > {truly_new}",
+            r.new_flows
+        );
         // Under-count bounded by the filters' rate (+4 binomial standard deviations).
         let p = f64::from(r.new_flows_fpr);
         let slack = 4.0 * (truly_new as f64 * p).sqrt() + 1.0;
