@@ -40,6 +40,8 @@ struct Totals {
     monitor_frames: u64,
     /// Malformed frames (parse errors), summed over closed epochs.
     malformed: u64,
+    /// Epochs closed.
+    epochs: u32,
     /// Sum and max of SysTick ticks spent in the monitor per frame.
     ticks_sum: u64,
     ticks_max: u32,
@@ -60,6 +62,8 @@ const CONFIG: Config = Config {
 };
 static mut MONITOR: FlowMonitor = FlowMonitor::new(CONFIG);
 static mut REPORT: Report = Report::new();
+/// The encoded distinct-flow sketch of the closing epoch (at most 12 336 bytes).
+static mut SKETCH: [u8; 12_400] = [0; 12_400];
 
 #[entry]
 fn main() -> ! {
@@ -103,6 +107,8 @@ fn main() -> ! {
     let monitor: &mut FlowMonitor = unsafe { &mut *core::ptr::addr_of_mut!(MONITOR) };
     // SAFETY: as for BUF.
     let report: &mut Report = unsafe { &mut *core::ptr::addr_of_mut!(REPORT) };
+    // SAFETY: as for BUF.
+    let sketch: &mut [u8; 12_400] = unsafe { &mut *core::ptr::addr_of_mut!(SKETCH) };
 
     let mut totals = Totals::default();
     let mut host_seen = false;
@@ -127,6 +133,7 @@ fn main() -> ! {
                 proto::OP_SYNC => send(&mut nic, proto::OP_ACK, c.seq, totals.frames, 0),
                 proto::OP_END => {
                     // The last, partial epoch.
+                    ship_sketch(&mut nic, monitor, sketch, totals.epochs);
                     close_epoch(monitor, report, &mut totals, &mut led);
                     finish(&mut nic, &totals, monitor, c.value)
                 }
@@ -143,14 +150,37 @@ fn main() -> ! {
         totals.bytes += len as u64;
         if epoch_over {
             nic.update_drop_counter();
+            ship_sketch(&mut nic, monitor, sketch, totals.epochs);
             close_epoch(monitor, report, &mut totals, &mut led);
         }
     }
 }
 
+/// Sends the closing epoch's distinct-flow sketch (`Hll<14>`, loxo wire format) to
+/// the host in SKETCH frames, for fleet-wide merging (`loxo merge`, `loxo export`).
+fn ship_sketch(nic: &mut Lan9118<Mmio>, monitor: &FlowMonitor, buf: &mut [u8], epoch: u32) {
+    let Ok(n) = monitor.flows().encode_into(buf) else {
+        defmt::warn!("sketch of epoch {=u32} does not fit its buffer", epoch);
+        return;
+    };
+    let mut offset = 0;
+    for chunk in buf[..n].chunks(proto::SKETCH_CHUNK) {
+        let (f, len) = proto::build_sketch(MAC, epoch, offset as u32, n as u32, chunk);
+        transmit(nic, &f[..len]);
+        offset += chunk.len();
+    }
+    defmt::info!(
+        "sketch: epoch={=u32} bytes={=usize} estimate={=u64}",
+        epoch,
+        n,
+        monitor.flows().estimate() as u64
+    );
+}
+
 /// Closes the monitor's epoch: fills the report, logs it, drives the LED.
 fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &mut Led) {
     monitor.end_epoch(r);
+    t.epochs += 1;
     let malformed: u64 = r.errors.iter().sum();
     t.monitor_frames += r.frames;
     t.malformed += malformed;
@@ -256,13 +286,20 @@ fn send(nic: &mut Lan9118<Mmio>, op: u8, seq: u32, value: u32, extra: u32) {
             extra,
         },
     );
+    transmit(nic, &f);
+}
+
+fn transmit(nic: &mut Lan9118<Mmio>, frame: &[u8]) {
     // The TX FIFO drains instantly in QEMU; on silicon a full FIFO is retried.
     for _ in 0..1000 {
-        if nic.transmit(&f).is_ok() {
+        if nic.transmit(frame).is_ok() {
             return;
         }
     }
-    defmt::warn!("control frame op {=u8} not sent: tx fifo full", op);
+    defmt::warn!(
+        "frame of {=usize} bytes not sent: tx fifo full",
+        frame.len()
+    );
 }
 
 /// Deliberate panic of the `crash-test` feature (returns `()` so the code

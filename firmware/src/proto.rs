@@ -12,6 +12,14 @@
 //! | ACK   | fw → host | batch `seq` consumed; `value` = frames counted so far |
 //! | END   | host → fw | no more frames; `value` = data frames sent |
 //! | DONE  | fw → host | verdict in `extra` (0 = ok), `value` = frames counted |
+//! | SKETCH | fw → host | one chunk of an epoch's distinct-flow sketch (below) |
+//!
+//! SKETCH frames ship each epoch's `Hll<14>` of flows in the loxo wire format
+//! (`docs/format.md`), cut into chunks: `seq` = epoch, `value` = the chunk's
+//! offset in the encoded sketch, `extra` = the sketch's total length, then a
+//! `u16` LE chunk length at offset 30 and the chunk's bytes from offset 32
+//! (at most [`SKETCH_CHUNK`] bytes). Chunks are sent in order; `loxo replay
+//! --sketch-dir DIR` reassembles them into `DIR/epoch-<seq>.loxo`.
 
 /// IEEE 802 local experimental EtherType 1.
 pub(crate) const ETHERTYPE: u16 = 0x88B5;
@@ -20,6 +28,35 @@ pub(crate) const OP_SYNC: u8 = 2;
 pub(crate) const OP_ACK: u8 = 3;
 pub(crate) const OP_END: u8 = 4;
 pub(crate) const OP_DONE: u8 = 5;
+pub(crate) const OP_SKETCH: u8 = 6;
+/// Sketch bytes per SKETCH frame (frame length 32 + chunk ≤ 1 056 bytes).
+pub(crate) const SKETCH_CHUNK: usize = 1024;
+
+/// Builds a SKETCH frame carrying `chunk` (at most [`SKETCH_CHUNK`] bytes) of the
+/// `total`-byte sketch of `epoch` at `offset`; returns the buffer and its length.
+pub(crate) fn build_sketch(
+    src: [u8; 6],
+    epoch: u32,
+    offset: u32,
+    total: u32,
+    chunk: &[u8],
+) -> ([u8; 32 + SKETCH_CHUNK], usize) {
+    let mut f = [0u8; 32 + SKETCH_CHUNK];
+    let head = build(
+        src,
+        Control {
+            op: OP_SKETCH,
+            seq: epoch,
+            value: offset,
+            extra: total,
+        },
+    );
+    f[..30].copy_from_slice(&head[..30]);
+    let n = chunk.len().min(SKETCH_CHUNK);
+    f[30..32].copy_from_slice(&(n as u16).to_le_bytes());
+    f[32..32 + n].copy_from_slice(&chunk[..n]);
+    (f, (32 + n).max(60))
+}
 
 /// A decoded control message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,11 +6,19 @@
 //! wait for READY, send a batch, SYNC(seq), wait ACK(seq); at the end send
 //! END(frames sent) and wait for DONE, whose verdict becomes the exit code.
 //! Every wait has a timeout: the command never hangs.
+//!
+//! With `--sketch-dir DIR`, the SKETCH frames the firmware sends at each epoch end
+//! (its distinct-flow `Hll<14>` in the loxo wire format, in ordered chunks: `seq` =
+//! epoch, `value` = offset, `extra` = total length, `u16` chunk length at byte 30,
+//! data from byte 32) are reassembled into `DIR/epoch-<n>.loxo`, ready for
+//! `loxo inspect`, `loxo merge` and `loxo export`.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -24,6 +32,7 @@ const OP_SYNC: u8 = 2;
 const OP_ACK: u8 = 3;
 const OP_END: u8 = 4;
 const OP_DONE: u8 = 5;
+const OP_SKETCH: u8 = 6;
 /// Source address of the host's control frames (locally administered).
 const HOST_MAC: [u8; 6] = [0x02, 0x4C, 0x4F, 0x58, 0x4F, 0x02];
 /// The LAN9118 model takes frames of 14..2048 bytes and drops others silently.
@@ -57,6 +66,63 @@ pub(crate) struct Args {
     /// Seconds to wait for each ACK or for DONE.
     #[arg(long, default_value_t = 20)]
     pub timeout: u64,
+    /// Write the firmware's per-epoch distinct-flow sketches here
+    /// (`epoch-<n>.loxo`, loxo wire format).
+    #[arg(long, value_name = "DIR")]
+    pub sketch_dir: Option<PathBuf>,
+}
+
+/// Reassembles SKETCH frames into files.
+#[derive(Debug, Default)]
+struct Sketches {
+    dir: Option<PathBuf>,
+    /// Epoch → (total length, bytes so far).
+    partial: BTreeMap<u32, (usize, Vec<u8>)>,
+    written: u32,
+    error: Option<String>,
+}
+
+impl Sketches {
+    fn chunk(&mut self, frame: &[u8], c: &Control) {
+        let Some(dir) = self.dir.clone() else { return };
+        let len = frame
+            .get(30..32)
+            .map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
+        let Some(data) = frame.get(32..32 + len) else {
+            self.fail(format!("SKETCH frame of epoch {} cut short", c.seq));
+            return;
+        };
+        let (total, buf) = self
+            .partial
+            .entry(c.seq)
+            .or_insert_with(|| (c.extra as usize, Vec::new()));
+        if c.value as usize != buf.len() || *total != c.extra as usize {
+            let msg = format!(
+                "sketch of epoch {}: chunk at offset {} (total {}), expected offset {} (total {})",
+                c.seq,
+                c.value,
+                c.extra,
+                buf.len(),
+                total
+            );
+            self.fail(msg);
+            return;
+        }
+        buf.extend_from_slice(data);
+        if buf.len() >= *total {
+            let path = dir.join(format!("epoch-{}.loxo", c.seq));
+            let bytes = std::mem::take(buf);
+            self.partial.remove(&c.seq);
+            match std::fs::write(&path, &bytes) {
+                Ok(()) => self.written += 1,
+                Err(e) => self.fail(format!("{}: {e}", path.display())),
+            }
+        }
+    }
+
+    fn fail(&mut self, msg: String) {
+        self.error.get_or_insert(msg);
+    }
 }
 
 /// A decoded control frame.
@@ -99,6 +165,7 @@ fn build_control(c: Control) -> [u8; 60] {
 struct Link {
     sock: UdpSocket,
     to: SocketAddr,
+    sketches: RefCell<Sketches>,
 }
 
 impl Link {
@@ -130,6 +197,10 @@ impl Link {
             match self.sock.recv_from(&mut buf) {
                 Ok((n, _)) => {
                     if let Some(c) = parse_control(&buf[..n]) {
+                        if c.op == OP_SKETCH {
+                            self.sketches.borrow_mut().chunk(&buf[..n], &c);
+                            continue;
+                        }
                         if want(&c) {
                             return Ok(Some(c));
                         }
@@ -176,7 +247,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("reading the pcap header of {}", args.file.display()))?;
     let sock = UdpSocket::bind(args.from).with_context(|| format!("binding {}", args.from))?;
     sock.set_read_timeout(Some(Duration::from_millis(100)))?;
-    let link = Link { sock, to: args.to };
+    if let Some(dir) = &args.sketch_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let link = Link {
+        sock,
+        to: args.to,
+        sketches: RefCell::new(Sketches {
+            dir: args.sketch_dir.clone(),
+            ..Sketches::default()
+        }),
+    };
     let timeout = Duration::from_secs(args.timeout.max(1));
 
     eprintln!(
@@ -229,11 +310,33 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         done.value,
         if done.extra == 0 { "ok" } else { "mismatch" }
     );
+    let sketches = link.sketches.into_inner();
+    if let Some(dir) = &args.sketch_dir {
+        report_sketches(&sketches, dir)?;
+    }
     Ok(if done.extra == 0 && done.value == sent {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+fn report_sketches(s: &Sketches, dir: &Path) -> anyhow::Result<()> {
+    if let Some(e) = &s.error {
+        bail!("{e}");
+    }
+    if let Some((epoch, (total, buf))) = s.partial.iter().next() {
+        bail!(
+            "sketch of epoch {epoch} incomplete: {} of {total} bytes",
+            buf.len()
+        );
+    }
+    eprintln!(
+        "loxo replay: wrote {} epoch sketches to {}",
+        s.written,
+        dir.display()
+    );
+    Ok(())
 }
 
 #[cfg(test)]

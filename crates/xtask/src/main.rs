@@ -20,11 +20,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 const USAGE: &str =
-    "usage: cargo xtask demo [--frames N] [--pcap FILE] [--icount] [--timeout SECS] [--summary]";
+    "usage: cargo xtask demo [--frames N] [--seed N] [--pcap FILE] [--sketch-dir DIR] [--icount] [--timeout SECS] [--summary]";
 
 #[derive(Debug)]
 struct Opts {
     frames: u64,
+    seed: u64,
+    sketch_dir: Option<PathBuf>,
     pcap: Option<PathBuf>,
     icount: bool,
     timeout: u64,
@@ -58,6 +60,8 @@ fn run() -> anyhow::Result<ExitCode> {
     }
     let mut o = Opts {
         frames: 100_000,
+        seed: 7,
+        sketch_dir: None,
         pcap: None,
         icount: false,
         timeout: 600,
@@ -71,6 +75,8 @@ fn run() -> anyhow::Result<ExitCode> {
         match a.as_str() {
             "--frames" => o.frames = val()?.parse().context("--frames")?,
             "--pcap" => o.pcap = Some(PathBuf::from(val()?)),
+            "--seed" => o.seed = val()?.parse().context("--seed")?,
+            "--sketch-dir" => o.sketch_dir = Some(PathBuf::from(val()?)),
             "--timeout" => o.timeout = val()?.parse().context("--timeout")?,
             "--icount" => o.icount = true,
             "--summary" => o.summary = true,
@@ -197,7 +203,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     let pcap = if let Some(p) = &o.pcap {
         p.clone()
     } else {
-        let p = out_dir.join("demo.pcap");
+        let p = out_dir.join(format!("demo-{}.pcap", o.seed));
         eprintln!("xtask: generating {} frames into {}", o.frames, p.display());
         // Zipf(1.0) over 10 000 flows (IPv4/IPv6/VLAN/QinQ, fragments, ICMP), 1 %
         // malformed frames, seeded: the same trace on every machine.
@@ -207,16 +213,8 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
                 .arg("--output")
                 .arg(&p)
                 .args(["--packets", &o.frames.to_string()])
-                .args([
-                    "--flows",
-                    "10000",
-                    "--zipf",
-                    "1.0",
-                    "--malformed",
-                    "0.01",
-                    "--seed",
-                    "7",
-                ])
+                .args(["--flows", "10000", "--zipf", "1.0", "--malformed", "0.01"])
+                .args(["--seed", &o.seed.to_string()])
                 .status()?,
             "loxo gen",
         )?;
@@ -249,14 +247,17 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
         log
     });
 
+    let mut replay = Command::new(&loxo);
+    replay
+        .arg("replay")
+        .arg(&pcap)
+        .args(["--to", &format!("127.0.0.1:{nic_port}")])
+        .args(["--from", &format!("127.0.0.1:{host_port}")]);
+    if let Some(dir) = &o.sketch_dir {
+        replay.arg("--sketch-dir").arg(dir);
+    }
     let mut replay = Guard(
-        Command::new(&loxo)
-            .arg("replay")
-            .arg(&pcap)
-            .args(["--to", &format!("127.0.0.1:{nic_port}")])
-            .args(["--from", &format!("127.0.0.1:{host_port}")])
-            .spawn()
-            .context("starting loxo replay")?,
+        replay.spawn().context("starting loxo replay")?,
         "loxo replay",
     );
     let replay_status = replay.wait(deadline);

@@ -1,0 +1,149 @@
+//! Fleet round trip: two firmware runs in QEMU over two different seeded traces ship
+//! each epoch's distinct-flow sketch (`Hll<14>`, loxo wire format) to the host in
+//! SKETCH frames; `loxo replay --sketch-dir` stores them; `loxo merge` combines them;
+//! `loxo export --redis` writes each to a real `redis-server`, where `PFMERGE` +
+//! `PFCOUNT` must equal loxo's merged count, and the merged estimate must be within
+//! 4 standard errors (4 · 1.04/√16384) of the exact number of distinct flows of both
+//! traces. Nothing is mocked; set `LOXO_SKIP_REDIS=1` to skip only the Redis half
+//! when `redis-server` is missing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use loxo_cli::exact::Exact;
+use loxo_cli::resp::Client;
+use loxo_cli::trace::{generate, Popularity, TraceConfig};
+use loxo_core::Seed;
+use loxo_flow::FlowKey;
+use loxo_hll::Hll;
+use loxo_interop::redis::RedisHll;
+use loxo_tests::redis::RedisServer;
+
+const FRAMES: u64 = 20_000;
+/// The firmware's `EPOCH_FRAMES`.
+const EPOCH: usize = 16_384;
+const SEEDS: [u64; 2] = [21, 22];
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The frames `loxo gen --seed s` writes (as xtask runs it) that cross the NIC.
+fn frames(seed: u64) -> Vec<Vec<u8>> {
+    let cfg = TraceConfig {
+        packets: FRAMES,
+        flows: 10_000,
+        popularity: Popularity::Zipf(1.0),
+        flood: 0.0,
+        malformed: 0.01,
+        seed,
+    };
+    let mut out = Vec::new();
+    generate(&cfg, |f| {
+        out.push(f.to_vec());
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    out.retain(|f| (14..=2048).contains(&f.len()));
+    out
+}
+
+fn flows(frames: &[Vec<u8>]) -> HashSet<FlowKey> {
+    let mut e = Exact::default();
+    for f in frames {
+        e.feed(f);
+    }
+    e.flows.keys().copied().collect()
+}
+
+fn decode(path: &Path) -> Hll<14> {
+    let mut h = Hll::<14>::new(Seed::new(0, 0));
+    h.decode_into_any_seed(&std::fs::read(path).unwrap()).unwrap();
+    h
+}
+
+#[test]
+fn epoch_sketches_merge_in_loxo_and_in_redis() {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fleet");
+    let _ = std::fs::remove_dir_all(tmp.join("sketches"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Same target directory as firmware_e2e: the builds are shared.
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e/target");
+    let mut files = Vec::new();
+    let mut union = HashSet::new();
+    for seed in SEEDS {
+        let dir = tmp.join("sketches").join(seed.to_string());
+        run(Command::new(&cargo)
+            .args(["run", "--release", "-q", "-p", "xtask", "--", "demo"])
+            .args(["--frames", &FRAMES.to_string(), "--seed", &seed.to_string()])
+            .args(["--timeout", "600", "--sketch-dir"])
+            .arg(&dir)
+            .current_dir(root)
+            .env("CARGO_TARGET_DIR", &target));
+        // One sketch per epoch, each within 4 standard errors of that epoch's flows.
+        let fr = frames(seed);
+        for (i, chunk) in fr.chunks(EPOCH).enumerate() {
+            let path = dir.join(format!("epoch-{i}.loxo"));
+            let h = decode(&path);
+            let exact = flows(chunk).len() as f64;
+            let rel = (h.estimate() - exact).abs() / exact;
+            println!("device {seed} epoch {i}: estimate {:.1}, exact {exact}", h.estimate());
+            assert!(rel < 4.0 * 1.04 / 128.0, "{}: {} vs {exact}", path.display(), h.estimate());
+            files.push(path);
+        }
+        assert!(!dir.join(format!("epoch-{}.loxo", fr.len().div_ceil(EPOCH))).exists());
+        union.extend(flows(&fr));
+    }
+    assert_eq!(files.len(), 4, "two epochs per device");
+
+    // loxo merge, through the binary xtask built.
+    let loxo = target.join("release/loxo");
+    let merged_path = tmp.join("fleet.loxo");
+    run(Command::new(&loxo)
+        .args(["merge", "-o"])
+        .arg(&merged_path)
+        .args(&files));
+    let merged = decode(&merged_path);
+    let mut expect = decode(&files[0]);
+    for f in &files[1..] {
+        expect.merge(&decode(f)).unwrap();
+    }
+    assert_eq!(merged, expect, "loxo merge == register-wise max");
+    let exact = union.len() as f64;
+    let rel = (merged.estimate() - exact).abs() / exact;
+    println!("fleet: merged estimate {:.1}, exact union {exact}", merged.estimate());
+    assert!(rel < 4.0 * 1.04 / 128.0, "{} vs {exact}", merged.estimate());
+    let inspect = run(Command::new(&loxo).arg("inspect").arg(&merged_path));
+    assert!(String::from_utf8_lossy(&inspect.stdout).contains("none (merged sketch)"));
+
+    // Redis: export every epoch sketch, PFMERGE them, PFCOUNT == loxo's merged count.
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut keys = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let key = format!("flows:{i}");
+        run(Command::new(&loxo)
+            .args(["export", "--redis", &server.addr(), &key])
+            .arg(f));
+        keys.push(key);
+    }
+    let mut c = Client::connect(&server.addr()).unwrap();
+    let mut args: Vec<&[u8]> = vec![b"PFMERGE", b"fleet"];
+    args.extend(keys.iter().map(String::as_bytes));
+    c.checked(&args).unwrap();
+    let pfcount = c.integer(&[b"PFCOUNT", b"fleet"]).unwrap();
+    println!("fleet: PFCOUNT {pfcount}");
+    assert_eq!(pfcount as u64, RedisHll::from_hll(&merged).count());
+    assert_eq!(pfcount, merged.estimate().round() as i64);
+}
