@@ -154,7 +154,11 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
             .get(k)
             .unwrap_or_else(|| panic!("{k} missing from report"))
     };
-    assert_eq!(get("final.sent"), sent, "replay sent every deliverable frame");
+    assert_eq!(
+        get("final.sent"),
+        sent,
+        "replay sent every deliverable frame"
+    );
     assert_eq!(get("final.frames"), sent, "firmware counted every frame");
     assert_eq!(get("final.monitor_frames"), sent);
     assert_eq!(get("final.malformed"), injected, "parse errors == injected");

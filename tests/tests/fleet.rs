@@ -67,7 +67,8 @@ fn flows(frames: &[Vec<u8>]) -> HashSet<FlowKey> {
 
 fn decode(path: &Path) -> Hll<14> {
     let mut h = Hll::<14>::new(Seed::new(0, 0));
-    h.decode_into_any_seed(&std::fs::read(path).unwrap()).unwrap();
+    h.decode_into_any_seed(&std::fs::read(path).unwrap())
+        .unwrap();
     h
 }
 
@@ -97,11 +98,21 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
             let h = decode(&path);
             let exact = flows(chunk).len() as f64;
             let rel = (h.estimate() - exact).abs() / exact;
-            println!("device {seed} epoch {i}: estimate {:.1}, exact {exact}", h.estimate());
-            assert!(rel < 4.0 * 1.04 / 128.0, "{}: {} vs {exact}", path.display(), h.estimate());
+            println!(
+                "device {seed} epoch {i}: estimate {:.1}, exact {exact}",
+                h.estimate()
+            );
+            assert!(
+                rel < 4.0 * 1.04 / 128.0,
+                "{}: {} vs {exact}",
+                path.display(),
+                h.estimate()
+            );
             files.push(path);
         }
-        assert!(!dir.join(format!("epoch-{}.loxo", fr.len().div_ceil(EPOCH))).exists());
+        assert!(!dir
+            .join(format!("epoch-{}.loxo", fr.len().div_ceil(EPOCH)))
+            .exists());
         union.extend(flows(&fr));
     }
     assert_eq!(files.len(), 4, "two epochs per device");
@@ -121,7 +132,10 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
     assert_eq!(merged, expect, "loxo merge == register-wise max");
     let exact = union.len() as f64;
     let rel = (merged.estimate() - exact).abs() / exact;
-    println!("fleet: merged estimate {:.1}, exact union {exact}", merged.estimate());
+    println!(
+        "fleet: merged estimate {:.1}, exact union {exact}",
+        merged.estimate()
+    );
     assert!(rel < 4.0 * 1.04 / 128.0, "{} vs {exact}", merged.estimate());
     let inspect = run(Command::new(&loxo).arg("inspect").arg(&merged_path));
     assert!(String::from_utf8_lossy(&inspect.stdout).contains("none (merged sketch)"));

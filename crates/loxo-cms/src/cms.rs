@@ -35,6 +35,10 @@ pub trait Counter: Copy + Eq + Ord + Debug + sealed::Sealed {
     fn halved(self) -> Self;
     /// The value widened to `u64`.
     fn to_u64(self) -> u64;
+    /// Bytes per counter on the wire (`size_of::<Self>()`).
+    const BYTES: usize;
+    /// The counter from its little-endian wire bytes (`BYTES` of them).
+    fn from_le(bytes: &[u8]) -> Self;
 }
 
 macro_rules! counter {
@@ -58,6 +62,14 @@ macro_rules! counter {
             #[inline(always)]
             fn to_u64(self) -> u64 {
                 self as u64
+            }
+            const BYTES: usize = core::mem::size_of::<$t>();
+            fn from_le(bytes: &[u8]) -> Self {
+                let mut w = [0u8; core::mem::size_of::<$t>()];
+                for (d, s) in w.iter_mut().zip(bytes) {
+                    *d = *s;
+                }
+                <$t>::from_le_bytes(w)
             }
         }
     )*};
@@ -177,9 +189,9 @@ pub(crate) const MAX_DEPTH: usize = 32;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cms<const W: usize, const D: usize, C: Counter = u32, U: UpdateRule = Plain> {
-    seed: Seed,
-    total: u64,
-    rows: [[C; W]; D],
+    pub(crate) seed: Seed,
+    pub(crate) total: u64,
+    pub(crate) rows: [[C; W]; D],
     rule: PhantomData<U>,
 }
 

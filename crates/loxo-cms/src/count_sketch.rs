@@ -48,8 +48,8 @@ use crate::cms::MAX_DEPTH;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct CountSketch<const W: usize, const D: usize> {
-    seed: Seed,
-    rows: [[i64; W]; D],
+    pub(crate) seed: Seed,
+    pub(crate) rows: [[i64; W]; D],
 }
 
 impl<const W: usize, const D: usize> CountSketch<W, D> {

@@ -305,6 +305,93 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.index = [[0; 2]; N];
     }
 
+    /// Bytes [`encode`](Self::encode) writes: `4 + len·(L + 20)`.
+    pub(crate) fn encoded_len<const L: usize>(&self) -> usize {
+        4 + self.slots.len() * (L + 20)
+    }
+
+    /// Writes the heap: `u32` count, then per slot in heap order the key (`L`
+    /// bytes), count (`u64`), error (`u64`) and hash tag (`u32`).
+    pub(crate) fn encode<const L: usize>(&self, enc: &mut loxo_core::wire::Encoder<'_>)
+    where
+        K: crate::WireKey<L>,
+    {
+        enc.put_u32(self.slots.len() as u32);
+        for s in &self.slots {
+            enc.put(&s.key.to_wire());
+            enc.put_u64(s.count);
+            enc.put_u64(s.error);
+            enc.put_u32(s.tag);
+        }
+    }
+
+    /// Validates an encoded heap (all of `bytes`): at most `N` slots, decodable
+    /// keys, `error ≤ count`, the min-heap order, no key twice.
+    pub(crate) fn validate<const L: usize>(bytes: &[u8]) -> Result<(), loxo_core::DecodeError>
+    where
+        K: crate::WireKey<L>,
+    {
+        use loxo_core::DecodeError;
+        let (n, body) = bytes.split_at_checked(4).ok_or(DecodeError::Truncated)?;
+        let n = u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize;
+        if n > N {
+            return Err(DecodeError::InvalidValue);
+        }
+        let size = L + 20;
+        match body.len().cmp(&(n * size)) {
+            core::cmp::Ordering::Less => return Err(DecodeError::Truncated),
+            core::cmp::Ordering::Greater => return Err(DecodeError::TrailingBytes),
+            core::cmp::Ordering::Equal => {}
+        }
+        let rec = |i: usize| body.get(i * size..(i + 1) * size).map(Self::record::<L>);
+        for i in 0..n {
+            let Some(Some((key, count, error, _))) = rec(i) else {
+                return Err(DecodeError::InvalidValue);
+            };
+            if error > count {
+                return Err(DecodeError::InvalidValue);
+            }
+            if i > 0 {
+                let Some(Some((_, parent, _, _))) = rec((i - 1) / 2) else {
+                    return Err(DecodeError::InvalidValue);
+                };
+                if parent > count {
+                    return Err(DecodeError::InvalidValue);
+                }
+            }
+            for j in 0..i {
+                if matches!(rec(j), Some(Some((k, ..))) if k == key) {
+                    return Err(DecodeError::InvalidValue);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn record<const L: usize>(r: &[u8]) -> Option<(K, u64, u64, u32)>
+    where
+        K: crate::WireKey<L>,
+    {
+        let key = K::from_wire(r.get(..L)?.try_into().ok()?)?;
+        let u64_at = |o: usize| Some(u64::from_le_bytes(r.get(o..o + 8)?.try_into().ok()?));
+        let tag = u32::from_le_bytes(r.get(L + 16..L + 20)?.try_into().ok()?);
+        Some((key, u64_at(L)?, u64_at(L + 8)?, tag))
+    }
+
+    /// Replaces the heap with a [validated](Self::validate) encoding.
+    pub(crate) fn decode_validated<const L: usize>(&mut self, bytes: &[u8])
+    where
+        K: crate::WireKey<L>,
+    {
+        self.clear();
+        for r in bytes.get(4..).unwrap_or(&[]).chunks_exact(L + 20) {
+            if let Some((key, count, error, tag)) = Self::record::<L>(r) {
+                // Slots come in heap order, so every push stays where it lands.
+                self.push(key, KeyHash::from_u64(u64::from(tag) << 32), count, error);
+            }
+        }
+    }
+
     /// Fills `out` with the largest entries, by count descending (ties: heap order).
     pub(crate) fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
         out.clear();

@@ -30,9 +30,9 @@ const DECAY: [u32; DECAY_LEN] = {
 
 /// One bucket: a 32-bit key fingerprint and its count (0 = empty).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Bucket {
-    fp: u32,
-    count: u32,
+pub(crate) struct Bucket {
+    pub(crate) fp: u32,
+    pub(crate) count: u32,
 }
 
 /// HeavyKeeper (Yang, Gong, Zhang et al., USENIX ATC 2018): top-k by
@@ -120,10 +120,10 @@ struct Bucket {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeavyKeeper<const W: usize, const D: usize, const N: usize, K> {
-    rows: [[Bucket; W]; D],
-    heap: KeyHeap<K, N>,
-    rng: u64,
-    total: u64,
+    pub(crate) rows: [[Bucket; W]; D],
+    pub(crate) heap: KeyHeap<K, N>,
+    pub(crate) rng: u64,
+    pub(crate) total: u64,
 }
 
 impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq> HeavyKeeper<W, D, N, K> {

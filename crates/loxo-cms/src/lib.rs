@@ -41,6 +41,8 @@ mod heavy_keeper;
 pub mod sizing;
 mod space_saving;
 mod topk;
+mod wire;
+mod wire_key;
 
 pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
 pub use count_sketch::CountSketch;
@@ -48,3 +50,4 @@ pub use heap::Slot;
 pub use heavy_keeper::{HeavyKeeper, DECAY_BASE};
 pub use space_saving::SpaceSaving;
 pub use topk::{CmsTopK, Entry, TopK};
+pub use wire_key::WireKey;

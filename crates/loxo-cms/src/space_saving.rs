@@ -52,8 +52,8 @@ use crate::topk::{Entry, TopK};
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpaceSaving<K, const N: usize> {
-    heap: KeyHeap<K, N>,
-    total: u64,
+    pub(crate) heap: KeyHeap<K, N>,
+    pub(crate) total: u64,
 }
 
 impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {

@@ -191,3 +191,30 @@ impl defmt::Format for FlowKey {
         );
     }
 }
+
+/// Wire bytes of a key: the length (13 or 37), then the 37-byte canonical buffer
+/// (zero beyond the length). Used when a top-k summary of flows is serialized.
+impl loxo_cms::WireKey<38> for FlowKey {
+    fn to_wire(&self) -> [u8; 38] {
+        let mut out = [0u8; 38];
+        out[0] = self.len;
+        out[1..].copy_from_slice(&self.bytes);
+        out
+    }
+
+    fn from_wire(bytes: &[u8; 38]) -> Option<Self> {
+        let len = usize::from(bytes[0]);
+        if len != V4_KEY_LEN && len != MAX_KEY_LEN {
+            return None;
+        }
+        let mut key = [0u8; MAX_KEY_LEN];
+        key.copy_from_slice(&bytes[1..]);
+        if key[len..].iter().any(|&b| b != 0) {
+            return None;
+        }
+        Some(Self {
+            len: bytes[0],
+            bytes: key,
+        })
+    }
+}

@@ -1,0 +1,441 @@
+//! The loxo wire format for [`Cms`] (kinds `cms` 6 and `cms-conservative` 7) and
+//! [`CountSketch`] (kind `count-sketch` 8); see `docs/format.md`.
+//!
+//! * `Cms`: params `[W, D, counter bits, 0]`, payload `total` (`u64`) then the `D·W`
+//!   counters row by row, little-endian in the counter's width. A plain sketch is
+//!   kind 6 and a conservative one kind 7, so a conservative sketch can never be
+//!   decoded as a plain one and then merged by addition.
+//! * `CountSketch`: params `[W, D, 64, 0]`, payload the `D·W` `i64` counters.
+//!
+//! * `SpaceSaving` (9) and `HeavyKeeper` (10): see their `encode_into`.
+//!
+//! Flags must be 0. Every counter value is a reachable state, so after the envelope,
+//! kind, parameter and seed checks there is nothing more to reject.
+
+use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::{DecodeError, EncodeError, Seed};
+
+use crate::cms::{Counter, UpdateRule};
+use crate::heap::KeyHeap;
+use crate::{Cms, CountSketch, HeavyKeeper, SpaceSaving, WireKey};
+
+/// Checks kind, params, seed and flags; returns the payload of exactly `len` bytes.
+fn payload<'a>(
+    frame: &Frame<'a>,
+    kind: SketchKind,
+    params: [u32; 4],
+    seed: &Seed,
+    len: usize,
+) -> Result<&'a [u8], DecodeError> {
+    let h = frame.header();
+    h.expect(kind, params)?;
+    if h.seed_fingerprint != seed.fingerprint() {
+        return Err(DecodeError::SeedMismatch);
+    }
+    if h.flags != 0 {
+        return Err(DecodeError::InvalidValue);
+    }
+    let mut r = frame.reader();
+    let p = r.take(len)?;
+    r.finish()?;
+    Ok(p)
+}
+
+impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> {
+    const KIND: SketchKind = if U::CONSERVATIVE {
+        SketchKind::CmsConservative
+    } else {
+        SketchKind::Cms
+    };
+    const PARAMS: [u32; 4] = [W as u32, D as u32, 8 * C::BYTES as u32, 0];
+    const PAYLOAD: usize = 8 + W * D * C::BYTES;
+
+    /// Length of the frame [`encode_into`](Self::encode_into) writes:
+    /// `36 + 8 + W·D·size_of::<C>() + 4` bytes.
+    #[must_use]
+    pub const fn encoded_len(&self) -> usize {
+        wire::frame_len(Self::PAYLOAD)
+    }
+
+    /// Serializes the sketch (kind `cms` or `cms-conservative`, see `docs/format.md`).
+    ///
+    /// ```
+    /// use loxo_cms::{Cms, CmsCu};
+    /// use loxo_core::{DecodeError, Seed};
+    ///
+    /// let seed = Seed::new(1, 2);
+    /// let mut cms = Cms::<64, 4>::new(seed);
+    /// cms.add(b"flow", 1500);
+    /// let mut buf = [0u8; 2048];
+    /// let n = cms.encode_into(&mut buf)?;
+    /// let mut back = Cms::<64, 4>::new(seed);
+    /// back.decode_into(&buf[..n])?;
+    /// assert_eq!(back, cms);
+    /// // A plain sketch never decodes as a conservative one, nor the reverse.
+    /// let mut cu = CmsCu::<64, 4>::new(seed);
+    /// assert_eq!(cu.decode_into(&buf[..n]), Err(DecodeError::WrongKind));
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`EncodeError::BufferTooSmall`].
+    pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        let header = Header::new(
+            Self::KIND,
+            self.seed.fingerprint(),
+            Self::PARAMS,
+            Self::PAYLOAD as u32,
+        );
+        let mut enc = Encoder::new(buf, &header)?;
+        enc.put_u64(self.total);
+        for row in &self.rows {
+            for c in row {
+                enc.put(&c.to_u64().to_le_bytes()[..C::BYTES]);
+            }
+        }
+        Ok(enc.finish())
+    }
+
+    /// Replaces the sketch with a serialized one of the same geometry, counter width,
+    /// update rule and seed. On error `self` is unchanged.
+    ///
+    /// # Errors
+    /// The envelope's errors; [`DecodeError::WrongKind`] (other sketch or update
+    /// rule), [`DecodeError::ParameterMismatch`], [`DecodeError::SeedMismatch`],
+    /// [`DecodeError::InvalidValue`] for non-zero flags.
+    pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let frame = Frame::parse(bytes)?;
+        let p = payload(&frame, Self::KIND, Self::PARAMS, &self.seed, Self::PAYLOAD)?;
+        let (total, cells) = p.split_at(8);
+        self.total = u64::from_le_bytes(total.try_into().map_err(|_| DecodeError::Truncated)?);
+        for (row, src) in self.rows.iter_mut().zip(cells.chunks_exact(W * C::BYTES)) {
+            for (c, b) in row.iter_mut().zip(src.chunks_exact(C::BYTES)) {
+                *c = C::from_le(b);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<const W: usize, const D: usize> CountSketch<W, D> {
+    const PARAMS: [u32; 4] = [W as u32, D as u32, 64, 0];
+    const PAYLOAD: usize = 8 * W * D;
+
+    /// Length of the encoded frame: `36 + 8·W·D + 4` bytes.
+    #[must_use]
+    pub const fn encoded_len(&self) -> usize {
+        wire::frame_len(Self::PAYLOAD)
+    }
+
+    /// Serializes the sketch (kind `count-sketch`, see `docs/format.md`).
+    ///
+    /// ```
+    /// use loxo_cms::CountSketch;
+    /// use loxo_core::Seed;
+    ///
+    /// let mut cs = CountSketch::<32, 3>::new(Seed::new(1, 2));
+    /// cs.add(b"k", -7);
+    /// let mut buf = vec![0u8; cs.encoded_len()];
+    /// cs.encode_into(&mut buf)?;
+    /// let mut back = CountSketch::<32, 3>::new(Seed::new(1, 2));
+    /// back.decode_into(&buf)?;
+    /// assert_eq!(back.estimate(b"k"), -7);
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`EncodeError::BufferTooSmall`].
+    pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        let header = Header::new(
+            SketchKind::CountSketch,
+            self.seed.fingerprint(),
+            Self::PARAMS,
+            Self::PAYLOAD as u32,
+        );
+        let mut enc = Encoder::new(buf, &header)?;
+        for row in &self.rows {
+            for c in row {
+                enc.put(&c.to_le_bytes());
+            }
+        }
+        Ok(enc.finish())
+    }
+
+    /// Replaces the sketch with a serialized one (same `W`, `D`, seed); on error
+    /// `self` is unchanged.
+    ///
+    /// # Errors
+    /// As [`Cms::decode_into`].
+    pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let frame = Frame::parse(bytes)?;
+        let p = payload(
+            &frame,
+            SketchKind::CountSketch,
+            Self::PARAMS,
+            &self.seed,
+            Self::PAYLOAD,
+        )?;
+        for (row, src) in self.rows.iter_mut().zip(p.chunks_exact(8 * W)) {
+            for (c, b) in row.iter_mut().zip(src.chunks_exact(8)) {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(b);
+                *c = i64::from_le_bytes(w);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Header + payload of a keyed top-k frame, checked against `seed`; returns the payload.
+fn keyed_payload<'a>(
+    frame: &Frame<'a>,
+    kind: SketchKind,
+    params: [u32; 4],
+    seed: &Seed,
+) -> Result<&'a [u8], DecodeError> {
+    let h = frame.header();
+    h.expect(kind, params)?;
+    if h.seed_fingerprint != seed.fingerprint() {
+        return Err(DecodeError::SeedMismatch);
+    }
+    if h.flags != 0 {
+        return Err(DecodeError::InvalidValue);
+    }
+    Ok(frame.payload())
+}
+
+impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
+    /// Length of the frame [`encode_into`](Self::encode_into) writes for `L`-byte keys:
+    /// `36 + 8 + 4 + len·(L + 20) + 4`.
+    #[must_use]
+    pub fn encoded_len<const L: usize>(&self) -> usize
+    where
+        K: WireKey<L>,
+    {
+        wire::frame_len(8 + self.heap.encoded_len::<L>())
+    }
+
+    /// Serializes the summary (kind `space-saving`, params `[N, L]`): the stream
+    /// total, then the monitored entries in heap order with their hash tags. The
+    /// summary does not hash keys itself, so the caller passes the `seed` its keys
+    /// were hashed with; the frame records its fingerprint.
+    ///
+    /// ```
+    /// use loxo_cms::{SpaceSaving, TopK};
+    /// use loxo_core::Seed;
+    ///
+    /// let seed = Seed::new(1, 2);
+    /// let mut ss = SpaceSaving::<u32, 8>::new();
+    /// for k in [1u32, 1, 2, 3, 1] {
+    ///     ss.update(&k, seed.hash(&k.to_le_bytes()), 100);
+    /// }
+    /// let mut buf = vec![0u8; ss.encoded_len()];
+    /// ss.encode_into(&seed, &mut buf)?;
+    /// let mut back = SpaceSaving::<u32, 8>::new();
+    /// back.decode_into(&seed, &buf)?;
+    /// assert_eq!(back.estimate(&1, seed.hash(&1u32.to_le_bytes())), Some(300));
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`EncodeError::BufferTooSmall`].
+    pub fn encode_into<const L: usize>(
+        &self,
+        seed: &Seed,
+        buf: &mut [u8],
+    ) -> Result<usize, EncodeError>
+    where
+        K: WireKey<L>,
+    {
+        let payload = 8 + self.heap.encoded_len::<L>();
+        let header = Header::new(
+            SketchKind::SpaceSaving,
+            seed.fingerprint(),
+            [N as u32, L as u32, 0, 0],
+            payload as u32,
+        );
+        let mut enc = Encoder::new(buf, &header)?;
+        enc.put_u64(self.total);
+        self.heap.encode::<L>(&mut enc);
+        Ok(enc.finish())
+    }
+
+    /// Replaces the summary with a serialized one (same `N`, key encoding and seed).
+    /// On error `self` is unchanged.
+    ///
+    /// The stored hash tags are trusted to belong to their keys (they cannot be
+    /// checked without re-hashing, which is the caller's business): a crafted frame
+    /// with a wrong tag makes that key's next update start a new entry.
+    ///
+    /// # Errors
+    /// The envelope's errors; `WrongKind`, `ParameterMismatch`, `SeedMismatch`;
+    /// `InvalidValue` for more than `N` entries, an invalid key, `error > count`, a
+    /// broken heap order, a key listed twice, or a total below the largest count.
+    pub fn decode_into<const L: usize>(
+        &mut self,
+        seed: &Seed,
+        bytes: &[u8],
+    ) -> Result<(), DecodeError>
+    where
+        K: WireKey<L>,
+    {
+        let frame = Frame::parse(bytes)?;
+        let p = keyed_payload(
+            &frame,
+            SketchKind::SpaceSaving,
+            [N as u32, L as u32, 0, 0],
+            seed,
+        )?;
+        let (total, heap) = p.split_at_checked(8).ok_or(DecodeError::Truncated)?;
+        let total = u64::from_le_bytes(total.try_into().map_err(|_| DecodeError::Truncated)?);
+        KeyHeap::<K, N>::validate::<L>(heap)?;
+        let mut fresh = KeyHeap::<K, N>::new();
+        fresh.decode_validated::<L>(heap);
+        if fresh_max(&fresh) > total {
+            return Err(DecodeError::InvalidValue);
+        }
+        self.heap = fresh;
+        self.total = total;
+        Ok(())
+    }
+}
+
+fn fresh_max<K: Copy + Eq, const N: usize>(h: &KeyHeap<K, N>) -> u64 {
+    (0..h.len())
+        .filter_map(|i| h.slot(i))
+        .map(|s| s.entry().count)
+        .max()
+        .unwrap_or(0)
+}
+
+impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq> HeavyKeeper<W, D, N, K> {
+    const BUCKETS: usize = 8 * W * D;
+
+    /// Length of the frame [`encode_into`](Self::encode_into) writes for `L`-byte keys:
+    /// `36 + 16 + 8·W·D + 4 + len·(L + 20) + 4`.
+    #[must_use]
+    pub fn encoded_len<const L: usize>(&self) -> usize
+    where
+        K: WireKey<L>,
+    {
+        wire::frame_len(16 + Self::BUCKETS + self.heap.encoded_len::<L>())
+    }
+
+    /// Serializes the summary (kind `heavy-keeper`, params `[W, D, N, L]`): total,
+    /// decay RNG state, the `D·W` buckets (fingerprint `u32`, count `u32`), then the
+    /// heap as for [`SpaceSaving::encode_into`]. `seed` is the seed the caller hashes
+    /// keys with (bucket fingerprints and tags come from those hashes).
+    ///
+    /// # Errors
+    /// [`EncodeError::BufferTooSmall`].
+    pub fn encode_into<const L: usize>(
+        &self,
+        seed: &Seed,
+        buf: &mut [u8],
+    ) -> Result<usize, EncodeError>
+    where
+        K: WireKey<L>,
+    {
+        let payload = 16 + Self::BUCKETS + self.heap.encoded_len::<L>();
+        let header = Header::new(
+            SketchKind::HeavyKeeper,
+            seed.fingerprint(),
+            [W as u32, D as u32, N as u32, L as u32],
+            payload as u32,
+        );
+        let mut enc = Encoder::new(buf, &header)?;
+        enc.put_u64(self.total);
+        enc.put_u64(self.rng);
+        for row in &self.rows {
+            for b in row {
+                enc.put_u32(b.fp);
+                enc.put_u32(b.count);
+            }
+        }
+        self.heap.encode::<L>(&mut enc);
+        Ok(enc.finish())
+    }
+
+    /// Replaces the summary with a serialized one (same geometry, key encoding and
+    /// seed). On error `self` is unchanged. Tags are trusted as for
+    /// [`SpaceSaving::decode_into`].
+    ///
+    /// ```
+    /// use loxo_cms::{HeavyKeeper, TopK};
+    /// use loxo_core::Seed;
+    ///
+    /// let seed = Seed::new(1, 2);
+    /// let mut hk = HeavyKeeper::<64, 2, 8, u64>::new(9);
+    /// for k in 0..500u64 {
+    ///     hk.update(&(k % 5), seed.hash(&(k % 5).to_le_bytes()), 1);
+    /// }
+    /// let mut buf = vec![0u8; hk.encoded_len()];
+    /// hk.encode_into(&seed, &mut buf)?;
+    /// let mut back = HeavyKeeper::<64, 2, 8, u64>::new(0);
+    /// back.decode_into(&seed, &buf)?;
+    /// let mut again = vec![0u8; buf.len()];
+    /// back.encode_into(&seed, &mut again)?;
+    /// assert_eq!(again, buf);
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SpaceSaving::decode_into`], plus `InvalidValue` for a zero RNG state or an
+    /// empty bucket (count 0) with a non-zero fingerprint.
+    pub fn decode_into<const L: usize>(
+        &mut self,
+        seed: &Seed,
+        bytes: &[u8],
+    ) -> Result<(), DecodeError>
+    where
+        K: WireKey<L>,
+    {
+        let frame = Frame::parse(bytes)?;
+        let p = keyed_payload(
+            &frame,
+            SketchKind::HeavyKeeper,
+            [W as u32, D as u32, N as u32, L as u32],
+            seed,
+        )?;
+        let (head, rest) = p.split_at_checked(16).ok_or(DecodeError::Truncated)?;
+        let (buckets, heap) = rest
+            .split_at_checked(Self::BUCKETS)
+            .ok_or(DecodeError::Truncated)?;
+        let word = |b: &[u8], o: usize| -> u64 {
+            b.get(o..o + 8)
+                .and_then(|s| s.try_into().ok())
+                .map_or(0, u64::from_le_bytes)
+        };
+        let (total, rng) = (word(head, 0), word(head, 8));
+        let half = |b: &[u8], o: usize| -> u32 {
+            b.get(o..o + 4)
+                .and_then(|s| s.try_into().ok())
+                .map_or(0, u32::from_le_bytes)
+        };
+        if rng == 0 {
+            return Err(DecodeError::InvalidValue);
+        }
+        if buckets
+            .chunks_exact(8)
+            .any(|b| half(b, 4) == 0 && half(b, 0) != 0)
+        {
+            return Err(DecodeError::InvalidValue);
+        }
+        KeyHeap::<K, N>::validate::<L>(heap)?;
+        let mut fresh = KeyHeap::<K, N>::new();
+        fresh.decode_validated::<L>(heap);
+        if fresh_max(&fresh) > total {
+            return Err(DecodeError::InvalidValue);
+        }
+        for (row, src) in self.rows.iter_mut().zip(buckets.chunks_exact(8 * W)) {
+            for (b, s) in row.iter_mut().zip(src.chunks_exact(8)) {
+                b.fp = half(s, 0);
+                b.count = half(s, 4);
+            }
+        }
+        self.heap = fresh;
+        self.total = total;
+        self.rng = rng;
+        Ok(())
+    }
+}
