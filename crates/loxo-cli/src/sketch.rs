@@ -191,8 +191,190 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
             "memory:           {} bytes on a device",
             hll.memory_bytes()
         )?;
+    } else {
+        describe_payload(&mut out, h.kind, h.params, frame.payload())?;
     }
     Ok(out)
+}
+
+/// Reads the payload layouts of `docs/format.md` directly: a collector has no seed and
+/// no compile-time geometry, so it summarises the bytes instead of decoding into a type.
+#[allow(clippy::too_many_lines)] // one short arm per sketch kind
+fn describe_payload(
+    out: &mut String,
+    kind: SketchKind,
+    params: [u32; 4],
+    p: &[u8],
+) -> anyhow::Result<()> {
+    let [a, b, c, d] = params.map(u64::from);
+    let ones = |bytes: &[u8]| bytes.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
+    let u64_at = |o: usize| {
+        p.get(o..o + 8)
+            .and_then(|s| s.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    match kind {
+        SketchKind::Bloom | SketchKind::BlockedBloom => {
+            let (bits, what) = if kind == SketchKind::Bloom {
+                (32 * a, format!("{a} words of 32 bits"))
+            } else {
+                (512 * a, format!("{a} blocks of 512 bits"))
+            };
+            let set = ones(p);
+            let fill = set as f64 / bits as f64;
+            writeln!(out, "geometry:         {what} = {bits} bits, k = {b}")?;
+            writeln!(
+                out,
+                "fill:             {set}/{bits} bits set ({:.2} %)",
+                100.0 * fill
+            )?;
+            writeln!(
+                out,
+                "estimated FPR:    {:.4} %",
+                100.0 * fill.powf(b as f64)
+            )?;
+            if set < bits {
+                let n = -(bits as f64 / b as f64) * (1.0 - fill).ln();
+                writeln!(
+                    out,
+                    "estimate:         {n:.0} distinct keys (Swamidass–Baldi)"
+                )?;
+            }
+            writeln!(
+                out,
+                "memory:           {} bytes of bits on a device",
+                bits / 8
+            )?;
+        }
+        SketchKind::CountingBloom => {
+            let cells = 8 * a;
+            let nonzero = p
+                .iter()
+                .map(|x| u64::from(x & 0x0f != 0) + u64::from(x & 0xf0 != 0))
+                .sum::<u64>();
+            let fill = nonzero as f64 / cells as f64;
+            writeln!(out, "geometry:         {cells} 4-bit counters, k = {b}")?;
+            writeln!(
+                out,
+                "fill:             {nonzero}/{cells} counters non-zero ({:.2} %)",
+                100.0 * fill
+            )?;
+            writeln!(
+                out,
+                "estimated FPR:    {:.4} %",
+                100.0 * fill.powf(b as f64)
+            )?;
+            writeln!(
+                out,
+                "memory:           {} bytes of counters on a device",
+                4 * a
+            )?;
+        }
+        SketchKind::Cuckoo => {
+            let fp = (b / 8) as usize;
+            let slots = (4 * a) as usize;
+            let used = p
+                .get(..slots * fp)
+                .unwrap_or(&[])
+                .chunks_exact(fp.max(1))
+                .filter(|s| s.iter().any(|&x| x != 0))
+                .count();
+            writeln!(
+                out,
+                "geometry:         {a} buckets × 4 slots, {b}-bit fingerprints"
+            )?;
+            writeln!(
+                out,
+                "fill:             {used}/{slots} slots ({:.2} % load)",
+                100.0 * used as f64 / slots as f64
+            )?;
+            writeln!(
+                out,
+                "memory:           {} bytes of buckets on a device",
+                slots * fp
+            )?;
+        }
+        SketchKind::Cms | SketchKind::CmsConservative => {
+            writeln!(out, "geometry:         {b} rows × {a} counters of {c} bits")?;
+            writeln!(
+                out,
+                "total:            {} (ε·N bound {:.1})",
+                u64_at(0),
+                std::f64::consts::E / a as f64 * u64_at(0) as f64
+            )?;
+            writeln!(
+                out,
+                "memory:           {} bytes of counters on a device",
+                a * b * c / 8
+            )?;
+        }
+        SketchKind::CountSketch => {
+            writeln!(
+                out,
+                "geometry:         {b} rows × {a} signed 64-bit counters"
+            )?;
+            writeln!(
+                out,
+                "memory:           {} bytes of counters on a device",
+                a * b * 8
+            )?;
+        }
+        SketchKind::SpaceSaving | SketchKind::HeavyKeeper => {
+            let (heap_at, cap, key_len) = if kind == SketchKind::SpaceSaving {
+                (8, a, b as usize)
+            } else {
+                (16 + 8 * (a * b) as usize, c, d as usize)
+            };
+            if kind == SketchKind::HeavyKeeper {
+                writeln!(
+                    out,
+                    "geometry:         {b} rows × {a} buckets, top {c}, {d}-byte keys"
+                )?;
+            } else {
+                writeln!(out, "geometry:         top {a}, {b}-byte keys")?;
+            }
+            let n = p
+                .get(heap_at..heap_at + 4)
+                .and_then(|s| s.try_into().ok())
+                .map_or(0, u32::from_le_bytes);
+            writeln!(out, "total:            {}", u64_at(0))?;
+            writeln!(out, "entries:          {n}/{cap} monitored keys")?;
+            let mut counts: Vec<(u64, u64)> = p
+                .get(heap_at + 4..)
+                .unwrap_or(&[])
+                .chunks_exact(key_len + 20)
+                .map(|r| {
+                    let at = |o: usize| {
+                        r.get(o..o + 8)
+                            .and_then(|s| s.try_into().ok())
+                            .map_or(0, u64::from_le_bytes)
+                    };
+                    (at(key_len), at(key_len + 8))
+                })
+                .collect();
+            counts.sort_unstable_by(|x, y| y.cmp(x));
+            // Heap slot: key, count, error, tag, index cell (+ 4 bytes of index).
+            let buckets = if kind == SketchKind::HeavyKeeper {
+                8 * a * b
+            } else {
+                0
+            };
+            writeln!(
+                out,
+                "memory:           ≈ {} bytes on a device",
+                buckets + cap * (key_len as u64 + 28)
+            )?;
+            for (i, (count, error)) in counts.iter().take(5).enumerate() {
+                writeln!(
+                    out,
+                    "top {}:            count {count} (error ≤ {error})",
+                    i + 1
+                )?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Merges HLL frames (same precision and seed fingerprint) and returns the merged

@@ -179,3 +179,18 @@ fn export_to_a_file_and_to_a_real_redis() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("precision 14"), "{}", stderr(&o));
 }
+
+#[test]
+fn inspect_reads_every_golden_file() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(golden).unwrap() {
+        let path = entry.unwrap().path();
+        let o = loxo(&["inspect", s(&path)]);
+        assert!(o.status.success(), "{}: {}", path.display(), stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("kind:") && out.contains("memory:"), "{out}");
+        seen += 1;
+    }
+    assert_eq!(seen, 13, "one golden file per kind and variant");
+}
