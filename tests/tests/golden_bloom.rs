@@ -3,24 +3,12 @@
 //! `LOXO_BLESS=1 cargo test -p loxo-tests --test golden_bloom`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-
 use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo};
 use loxo_core::Seed;
 
-const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
+use loxo_tests::golden::check;
 
-fn check(name: &str, bytes: &[u8]) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("golden")
-        .join(name);
-    if std::env::var_os("LOXO_BLESS").is_some() {
-        std::fs::write(&path, bytes).unwrap();
-    }
-    let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(stored, bytes, "{name}: the encoder's output changed");
-    stored
-}
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
 
 macro_rules! golden {
     ($name:literal, $f:expr, $fresh:expr, $len:expr) => {{

@@ -3,29 +3,12 @@
 //! change only) with `LOXO_BLESS=1 cargo test -p loxo-tests --test golden_hll`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-
 use loxo_core::{DecodeError, Seed};
 use loxo_hll::Hll;
 
+use loxo_tests::golden::check;
+
 const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0068_6c6c);
-
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("golden")
-        .join(name)
-}
-
-/// Compares `bytes` with the committed golden file (or writes it under `LOXO_BLESS`).
-fn check(name: &str, bytes: &[u8]) -> Vec<u8> {
-    let path = golden(name);
-    if std::env::var_os("LOXO_BLESS").is_some() {
-        std::fs::write(&path, bytes).unwrap();
-    }
-    let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(stored, bytes, "{name}: the encoder's output changed");
-    stored
-}
 
 fn fed<const P: u8>(n: u32, offset: u32) -> Hll<P>
 where
@@ -89,7 +72,7 @@ fn empty_p14() {
 
 #[test]
 fn golden_files_refuse_other_targets() {
-    let bytes = std::fs::read(golden("hll_p10_dense.bin")).unwrap();
+    let bytes = std::fs::read(loxo_tests::golden::path("hll_p10_dense.bin")).unwrap();
     // Another precision, another seed: refused, target unchanged.
     let mut p12 = fed::<12>(10, 0);
     let before = p12.clone();

@@ -317,12 +317,11 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     /// As [`Bloom::decode_into`](crate::Bloom::decode_into).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
-        let payload = crate::wire_words(
-            &frame,
+        let payload = frame.checked_payload(
             SketchKind::BlockedBloom,
             Self::PARAMS,
             &self.seed,
-            BLOCK_WORDS * B,
+            Some(8 * (BLOCK_WORDS * B)),
         )?;
         for (dst, src) in self.blocks.iter_mut().zip(payload.chunks_exact(64)) {
             for (w, s) in dst.0.iter_mut().zip(src.chunks_exact(8)) {

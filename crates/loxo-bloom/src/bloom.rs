@@ -302,7 +302,7 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
         let words =
-            crate::wire_payload(&frame, SketchKind::Bloom, Self::PARAMS, &self.seed, 4 * M)?;
+            frame.checked_payload(SketchKind::Bloom, Self::PARAMS, &self.seed, Some(4 * M))?;
         for (dst, src) in self
             .bits
             .as_raw_mut_slice()

@@ -267,12 +267,11 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
     /// As [`Bloom::decode_into`](crate::Bloom::decode_into).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
-        let payload = crate::wire_payload(
-            &frame,
+        let payload = frame.checked_payload(
             SketchKind::CountingBloom,
             Self::PARAMS,
             &self.seed,
-            4 * M,
+            Some(4 * M),
         )?;
         for (dst, src) in self.words.iter_mut().zip(payload.chunks_exact(4)) {
             *dst = crate::le_u64(src) as u32;

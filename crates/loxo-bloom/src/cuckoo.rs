@@ -387,12 +387,11 @@ impl<const B: usize, F: Fingerprint> Cuckoo<B, F> {
     /// buckets still have room).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
-        let payload = crate::wire_payload(
-            &frame,
+        let payload = frame.checked_payload(
             SketchKind::Cuckoo,
             Self::PARAMS,
             &self.seed,
-            Self::PAYLOAD,
+            Some(Self::PAYLOAD),
         )?;
         let read_fp = |b: &[u8]| {
             let mut w = [0u8; 8];

@@ -40,43 +40,6 @@ pub use sizing::{
     blocked_blocks, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln, optimal_k,
 };
 
-use loxo_core::wire::{Frame, SketchKind};
-use loxo_core::{DecodeError, Seed};
-
-/// Checks a frame against the expected kind, params, seed and (zero) flags and
-/// returns its payload, which must be exactly `len` bytes.
-fn wire_payload<'a>(
-    frame: &Frame<'a>,
-    kind: SketchKind,
-    params: [u32; 4],
-    seed: &Seed,
-    len: usize,
-) -> Result<&'a [u8], DecodeError> {
-    let h = frame.header();
-    h.expect(kind, params)?;
-    if h.seed_fingerprint != seed.fingerprint() {
-        return Err(DecodeError::SeedMismatch);
-    }
-    if h.flags != 0 {
-        return Err(DecodeError::InvalidValue);
-    }
-    let mut r = frame.reader();
-    let payload = r.take(len)?;
-    r.finish()?;
-    Ok(payload)
-}
-
-/// [`wire_payload`] for a payload of `words` little-endian `u64`s.
-fn wire_words<'a>(
-    frame: &Frame<'a>,
-    kind: SketchKind,
-    params: [u32; 4],
-    seed: &Seed,
-    words: usize,
-) -> Result<&'a [u8], DecodeError> {
-    wire_payload(frame, kind, params, seed, 8 * words)
-}
-
 /// A little-endian `u64` from (up to) 8 bytes.
 fn le_u64(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];

@@ -19,28 +19,6 @@ use crate::cms::{Counter, UpdateRule};
 use crate::heap::KeyHeap;
 use crate::{Cms, CountSketch, HeavyKeeper, SpaceSaving, WireKey};
 
-/// Checks kind, params, seed and flags; returns the payload of exactly `len` bytes.
-fn payload<'a>(
-    frame: &Frame<'a>,
-    kind: SketchKind,
-    params: [u32; 4],
-    seed: &Seed,
-    len: usize,
-) -> Result<&'a [u8], DecodeError> {
-    let h = frame.header();
-    h.expect(kind, params)?;
-    if h.seed_fingerprint != seed.fingerprint() {
-        return Err(DecodeError::SeedMismatch);
-    }
-    if h.flags != 0 {
-        return Err(DecodeError::InvalidValue);
-    }
-    let mut r = frame.reader();
-    let p = r.take(len)?;
-    r.finish()?;
-    Ok(p)
-}
-
 impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> {
     const KIND: SketchKind = if U::CONSERVATIVE {
         SketchKind::CmsConservative
@@ -105,7 +83,7 @@ impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> 
     /// [`DecodeError::InvalidValue`] for non-zero flags.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
-        let p = payload(&frame, Self::KIND, Self::PARAMS, &self.seed, Self::PAYLOAD)?;
+        let p = frame.checked_payload(Self::KIND, Self::PARAMS, &self.seed, Some(Self::PAYLOAD))?;
         let (total, cells) = p.split_at(8);
         self.total = u64::from_le_bytes(total.try_into().map_err(|_| DecodeError::Truncated)?);
         for (row, src) in self.rows.iter_mut().zip(cells.chunks_exact(W * C::BYTES)) {
@@ -168,12 +146,11 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
     /// As [`Cms::decode_into`].
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
-        let p = payload(
-            &frame,
+        let p = frame.checked_payload(
             SketchKind::CountSketch,
             Self::PARAMS,
             &self.seed,
-            Self::PAYLOAD,
+            Some(Self::PAYLOAD),
         )?;
         for (row, src) in self.rows.iter_mut().zip(p.chunks_exact(8 * W)) {
             for (c, b) in row.iter_mut().zip(src.chunks_exact(8)) {
@@ -184,24 +161,6 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
         }
         Ok(())
     }
-}
-
-/// Header + payload of a keyed top-k frame, checked against `seed`; returns the payload.
-fn keyed_payload<'a>(
-    frame: &Frame<'a>,
-    kind: SketchKind,
-    params: [u32; 4],
-    seed: &Seed,
-) -> Result<&'a [u8], DecodeError> {
-    let h = frame.header();
-    h.expect(kind, params)?;
-    if h.seed_fingerprint != seed.fingerprint() {
-        return Err(DecodeError::SeedMismatch);
-    }
-    if h.flags != 0 {
-        return Err(DecodeError::InvalidValue);
-    }
-    Ok(frame.payload())
 }
 
 impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
@@ -280,11 +239,11 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         K: WireKey<L>,
     {
         let frame = Frame::parse(bytes)?;
-        let p = keyed_payload(
-            &frame,
+        let p = frame.checked_payload(
             SketchKind::SpaceSaving,
             [N as u32, L as u32, 0, 0],
             seed,
+            None,
         )?;
         let (total, heap) = p.split_at_checked(8).ok_or(DecodeError::Truncated)?;
         let total = u64::from_le_bytes(total.try_into().map_err(|_| DecodeError::Truncated)?);
@@ -391,11 +350,11 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq> HeavyKeeper<W
         K: WireKey<L>,
     {
         let frame = Frame::parse(bytes)?;
-        let p = keyed_payload(
-            &frame,
+        let p = frame.checked_payload(
             SketchKind::HeavyKeeper,
             [W as u32, D as u32, N as u32, L as u32],
             seed,
+            None,
         )?;
         let (head, rest) = p.split_at_checked(16).ok_or(DecodeError::Truncated)?;
         let (buckets, heap) = rest

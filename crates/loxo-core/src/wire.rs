@@ -327,6 +327,38 @@ impl<'a> Frame<'a> {
         self.payload
     }
 
+    /// The checks every flag-less family decoder makes, in the documented order:
+    /// kind and parameters ([`Header::expect`]), the seed fingerprint, zero flags,
+    /// and a payload of exactly `len` bytes (when `len` is `Some`). Returns the
+    /// payload.
+    ///
+    /// # Errors
+    /// [`DecodeError::WrongKind`], [`DecodeError::ParameterMismatch`],
+    /// [`DecodeError::SeedMismatch`], [`DecodeError::InvalidValue`] (flags),
+    /// [`DecodeError::Truncated`] / [`DecodeError::TrailingBytes`] (length).
+    pub fn checked_payload(
+        &self,
+        kind: SketchKind,
+        params: [u32; 4],
+        seed: &crate::Seed,
+        len: Option<usize>,
+    ) -> Result<&'a [u8], DecodeError> {
+        self.header.expect(kind, params)?;
+        if self.header.seed_fingerprint != seed.fingerprint() {
+            return Err(DecodeError::SeedMismatch);
+        }
+        if self.header.flags != 0 {
+            return Err(DecodeError::InvalidValue);
+        }
+        let Some(len) = len else {
+            return Ok(self.payload);
+        };
+        let mut r = self.reader();
+        let p = r.take(len)?;
+        r.finish()?;
+        Ok(p)
+    }
+
     /// A bounds-checked reader over the payload.
     #[must_use]
     pub const fn reader(&self) -> Reader<'a> {
