@@ -113,7 +113,9 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
         assert!(!dir
             .join(format!("epoch-{}.loxo", fr.len().div_ceil(EPOCH)))
             .exists());
-        union.extend(flows(&fr));
+        let device = flows(&fr);
+        assert!(union.is_disjoint(&device), "the two devices see disjoint flows");
+        union.extend(device);
     }
     assert_eq!(files.len(), 4, "two epochs per device");
 
