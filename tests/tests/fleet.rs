@@ -114,7 +114,10 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
             .join(format!("epoch-{}.loxo", fr.len().div_ceil(EPOCH)))
             .exists());
         let device = flows(&fr);
-        assert!(union.is_disjoint(&device), "the two devices see disjoint flows");
+        assert!(
+            union.is_disjoint(&device),
+            "the two devices see disjoint flows"
+        );
         union.extend(device);
     }
     assert_eq!(files.len(), 4, "two epochs per device");
