@@ -47,7 +47,7 @@ mod wire_key;
 pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
 pub use count_sketch::CountSketch;
 pub use heap::Slot;
-pub use heavy_keeper::{HeavyKeeper, DECAY_BASE};
+pub use heavy_keeper::{HeavyKeeper, DECAY_BASE, DECAY_BASE_PERCENT};
 pub use space_saving::SpaceSaving;
 pub use topk::{CmsTopK, Entry, TopK};
 pub use wire_key::WireKey;

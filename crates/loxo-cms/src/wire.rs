@@ -267,7 +267,9 @@ fn fresh_max<K: Copy + Eq, const N: usize>(h: &KeyHeap<K, N>) -> u64 {
         .unwrap_or(0)
 }
 
-impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq> HeavyKeeper<W, D, N, K> {
+impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, const B: u32>
+    HeavyKeeper<W, D, N, K, B>
+{
     const BUCKETS: usize = 8 * W * D;
 
     /// Length of the frame [`encode_into`](Self::encode_into) writes for `L`-byte keys:
@@ -280,7 +282,8 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq> HeavyKeeper<W
         wire::frame_len(16 + Self::BUCKETS + self.heap.encoded_len::<L>())
     }
 
-    /// Serializes the summary (kind `heavy-keeper`, params `[W, D, N, L]`): total,
+    /// Serializes the summary (kind `heavy-keeper`, params `[W, D, N, L | B << 16]`,
+    /// `B` the decay base in hundredths): total,
     /// decay RNG state, the `D·W` buckets (fingerprint `u32`, count `u32`), then the
     /// heap as for [`SpaceSaving::encode_into`]. `seed` is the seed the caller hashes
     /// keys with (bucket fingerprints and tags come from those hashes).
@@ -299,7 +302,7 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq> HeavyKeeper<W
         let header = Header::new(
             SketchKind::HeavyKeeper,
             seed.fingerprint(),
-            [W as u32, D as u32, N as u32, L as u32],
+            [W as u32, D as u32, N as u32, L as u32 | B << 16],
             payload as u32,
         );
         let mut enc = Encoder::new(buf, &header)?;
@@ -352,7 +355,7 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq> HeavyKeeper<W
         let frame = Frame::parse(bytes)?;
         let p = frame.checked_payload(
             SketchKind::HeavyKeeper,
-            [W as u32, D as u32, N as u32, L as u32],
+            [W as u32, D as u32, N as u32, L as u32 | B << 16],
             seed,
             None,
         )?;
