@@ -6,26 +6,7 @@
 use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo};
 use loxo_core::Seed;
 
-use loxo_tests::golden::check;
-
 const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
-
-macro_rules! golden {
-    ($name:literal, $f:expr, $fresh:expr, $len:expr) => {{
-        let f = $f;
-        let mut buf = vec![0u8; f.encoded_len()];
-        let n = f.encode_into(&mut buf).unwrap();
-        assert_eq!(n, $len, "{}", $name);
-        let stored = check($name, &buf);
-        let mut back = $fresh;
-        back.decode_into(&stored).unwrap();
-        assert_eq!(back, f);
-        let mut again = vec![0u8; n];
-        back.encode_into(&mut again).unwrap();
-        assert_eq!(again, stored);
-        back
-    }};
-}
 
 fn keys() -> impl Iterator<Item = [u8; 4]> {
     (0u32..40).map(u32::to_le_bytes)
@@ -35,7 +16,8 @@ fn keys() -> impl Iterator<Item = [u8; 4]> {
 fn bloom() {
     let mut f = Bloom::<16, 4>::new(SEED);
     keys().for_each(|k| f.insert(&k));
-    let back = golden!("bloom.bin", f, Bloom::<16, 4>::new(SEED), 36 + 64 + 4);
+    let (back, _) =
+        loxo_tests::golden_round_trip!("bloom.bin", f, Bloom::<16, 4>::new(SEED), 36 + 64 + 4);
     assert!(keys().all(|k| back.contains(&k)));
 }
 
@@ -43,7 +25,7 @@ fn bloom() {
 fn blocked_bloom() {
     let mut f = BlockedBloom::<2, 5>::new(SEED);
     keys().for_each(|k| f.insert(&k));
-    let back = golden!(
+    let (back, _) = loxo_tests::golden_round_trip!(
         "blocked_bloom.bin",
         f,
         BlockedBloom::<2, 5>::new(SEED),
@@ -57,7 +39,7 @@ fn counting_bloom() {
     let mut f = CountingBloom::<32, 3>::new(SEED);
     keys().for_each(|k| f.insert(&k));
     assert!(f.remove(&0u32.to_le_bytes()));
-    let back = golden!(
+    let (back, _) = loxo_tests::golden_round_trip!(
         "counting_bloom.bin",
         f,
         CountingBloom::<32, 3>::new(SEED),
@@ -70,7 +52,7 @@ fn counting_bloom() {
 fn cuckoo() {
     let mut f = Cuckoo::<16, u16>::new(SEED);
     keys().for_each(|k| f.insert(&k).unwrap());
-    let back = golden!(
+    let (back, _) = loxo_tests::golden_round_trip!(
         "cuckoo.bin",
         f,
         Cuckoo::<16, u16>::new(SEED),

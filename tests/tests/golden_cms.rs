@@ -10,23 +10,6 @@ use loxo_tests::golden::check;
 
 const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0063_6d73);
 
-macro_rules! golden {
-    ($name:literal, $f:expr, $fresh:expr, $len:expr) => {{
-        let f = $f;
-        let mut buf = vec![0u8; f.encoded_len()];
-        let n = f.encode_into(&mut buf).unwrap();
-        assert_eq!(n, $len, "{}", $name);
-        let stored = check($name, &buf);
-        let mut back = $fresh;
-        back.decode_into(&stored).unwrap();
-        assert_eq!(back, f);
-        let mut again = vec![0u8; n];
-        back.encode_into(&mut again).unwrap();
-        assert_eq!(again, stored);
-        (back, stored)
-    }};
-}
-
 fn stream() -> impl Iterator<Item = ([u8; 4], u64)> {
     (0u32..200).map(|i| ((i % 37).to_le_bytes(), u64::from(i % 7 + 1) * 64))
 }
@@ -35,7 +18,7 @@ fn stream() -> impl Iterator<Item = ([u8; 4], u64)> {
 fn cms_plain_u32() {
     let mut f = Cms::<32, 3>::new(SEED);
     stream().for_each(|(k, w)| f.add(&k, w));
-    let (back, bytes) = golden!(
+    let (back, bytes) = loxo_tests::golden_round_trip!(
         "cms.bin",
         f.clone(),
         Cms::<32, 3>::new(SEED),
@@ -64,7 +47,7 @@ fn cms_plain_u32() {
 fn cms_conservative_u16() {
     let mut f = CmsCu::<32, 3, u16>::new(SEED);
     stream().for_each(|(k, w)| f.add(&k, w));
-    golden!(
+    loxo_tests::golden_round_trip!(
         "cms_conservative.bin",
         f,
         CmsCu::<32, 3, u16>::new(SEED),
@@ -76,7 +59,7 @@ fn cms_conservative_u16() {
 fn count_sketch() {
     let mut f = CountSketch::<16, 3>::new(SEED);
     stream().for_each(|(k, w)| f.add(&k, i64::try_from(w).unwrap() - 200));
-    golden!(
+    loxo_tests::golden_round_trip!(
         "count_sketch.bin",
         f,
         CountSketch::<16, 3>::new(SEED),

@@ -4,7 +4,7 @@ use core::fmt;
 
 use bitvec::array::BitArray;
 use bitvec::order::Lsb0;
-use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::wire::{self, SketchKind};
 use loxo_core::{DecodeError, EncodeError, KeyHash, MergeError, Seed};
 
 use crate::health;
@@ -279,17 +279,13 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
     /// [`EncodeError::BufferTooSmall`] if `buf` is shorter than
     /// [`encoded_len`](Self::encoded_len).
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        let header = Header::new(
+        crate::encode_words(
             SketchKind::Bloom,
-            self.seed.fingerprint(),
+            &self.seed,
             Self::PARAMS,
-            (4 * M) as u32,
-        );
-        let mut enc = Encoder::new(buf, &header)?;
-        for w in self.bits.as_raw_slice() {
-            enc.put_u32(*w);
-        }
-        Ok(enc.finish())
+            self.bits.as_raw_slice(),
+            buf,
+        )
     }
 
     /// Replaces the filter with the one serialized in `bytes` (same `M`, `K` and
@@ -300,18 +296,14 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
     /// [`DecodeError::ParameterMismatch`], [`DecodeError::SeedMismatch`],
     /// [`DecodeError::InvalidValue`] for non-zero flags.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        let words =
-            frame.checked_payload(SketchKind::Bloom, Self::PARAMS, &self.seed, Some(4 * M))?;
-        for (dst, src) in self
-            .bits
-            .as_raw_mut_slice()
-            .iter_mut()
-            .zip(words.chunks_exact(4))
-        {
-            *dst = crate::le_u64(src) as u32;
-        }
-        Ok(())
+        let seed = self.seed;
+        crate::decode_words(
+            bytes,
+            SketchKind::Bloom,
+            &seed,
+            Self::PARAMS,
+            self.bits.as_raw_mut_slice(),
+        )
     }
 }
 

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::wire::{self, SketchKind};
 use loxo_core::{DecodeError, EncodeError, KeyHash, Seed};
 
 use crate::health;
@@ -248,17 +248,13 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
     /// # Errors
     /// [`EncodeError::BufferTooSmall`].
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        let header = Header::new(
+        crate::encode_words(
             SketchKind::CountingBloom,
-            self.seed.fingerprint(),
+            &self.seed,
             Self::PARAMS,
-            (4 * M) as u32,
-        );
-        let mut enc = Encoder::new(buf, &header)?;
-        for w in &self.words {
-            enc.put_u32(*w);
-        }
-        Ok(enc.finish())
+            &self.words,
+            buf,
+        )
     }
 
     /// Replaces the filter with a serialized one; on error `self` is unchanged.
@@ -266,17 +262,14 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
     /// # Errors
     /// As [`Bloom::decode_into`](crate::Bloom::decode_into).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        let payload = frame.checked_payload(
+        let seed = self.seed;
+        crate::decode_words(
+            bytes,
             SketchKind::CountingBloom,
+            &seed,
             Self::PARAMS,
-            &self.seed,
-            Some(4 * M),
-        )?;
-        for (dst, src) in self.words.iter_mut().zip(payload.chunks_exact(4)) {
-            *dst = crate::le_u64(src) as u32;
-        }
-        Ok(())
+            &mut self.words,
+        )
     }
 }
 

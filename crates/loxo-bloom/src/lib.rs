@@ -40,6 +40,41 @@ pub use sizing::{
     blocked_blocks, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln, optimal_k,
 };
 
+/// Writes a frame whose payload is `words`, `u32` little-endian (Bloom and counting
+/// Bloom filters).
+fn encode_words(
+    kind: loxo_core::wire::SketchKind,
+    seed: &loxo_core::Seed,
+    params: [u32; 4],
+    words: &[u32],
+    buf: &mut [u8],
+) -> Result<usize, loxo_core::EncodeError> {
+    let header =
+        loxo_core::wire::Header::new(kind, seed.fingerprint(), params, (4 * words.len()) as u32);
+    let mut enc = loxo_core::wire::Encoder::new(buf, &header)?;
+    for w in words {
+        enc.put_u32(*w);
+    }
+    Ok(enc.finish())
+}
+
+/// Reads a frame written by [`encode_words`] into `words` (all checks first: on error
+/// `words` is unchanged).
+fn decode_words(
+    bytes: &[u8],
+    kind: loxo_core::wire::SketchKind,
+    seed: &loxo_core::Seed,
+    params: [u32; 4],
+    words: &mut [u32],
+) -> Result<(), loxo_core::DecodeError> {
+    let frame = loxo_core::wire::Frame::parse(bytes)?;
+    let payload = frame.checked_payload(kind, params, seed, Some(4 * words.len()))?;
+    for (dst, src) in words.iter_mut().zip(payload.chunks_exact(4)) {
+        *dst = le_u64(src) as u32;
+    }
+    Ok(())
+}
+
 /// A little-endian `u64` from (up to) 8 bytes.
 fn le_u64(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
