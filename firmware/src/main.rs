@@ -9,6 +9,8 @@
 #![no_main]
 
 mod board;
+#[cfg(feature = "costs")]
+mod costs;
 mod proto;
 
 use cortex_m_rt::{entry, exception, ExceptionFrame};
@@ -90,6 +92,8 @@ fn main() -> ! {
             4000 / INSNS_PER_TICK
         );
     }
+    #[cfg(feature = "costs")]
+    costs::run(&ticks, SEED);
     let mut led = Led::new(0);
     let _ = led.set_low();
 

@@ -27,7 +27,7 @@ pub const V4_KEY_LEN: usize = 13;
 /// assert_eq!(k.src_port(), 1234);
 /// assert_eq!(k.to_string(), "10.0.0.1:1234 -> 10.0.0.2:80 proto 6");
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Eq, PartialOrd, Ord)]
 pub struct FlowKey {
     len: u8,
     bytes: [u8; MAX_KEY_LEN],
@@ -145,6 +145,50 @@ impl FlowKey {
     }
 }
 
+/// A little-endian word of a 4-byte chunk (an unaligned `LDR` on Cortex-M).
+#[inline(always)]
+fn word(c: &[u8]) -> u32 {
+    match *c {
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+        _ => 0,
+    }
+}
+
+impl PartialEq for FlowKey {
+    /// Field-wise equality, computed word by word: the first 16 bytes (all of an
+    /// IPv4 key, whose tail is zero) and, for IPv6, the other 21. The compiler's
+    /// `bcmp` is a byte loop on Cortex-M; this is a handful of 32-bit compares, which
+    /// matters because every top-k lookup compares keys.
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.bytes, &other.bytes);
+        let mut diff = u32::from(self.len ^ other.len);
+        for (x, y) in a.chunks_exact(4).zip(b.chunks_exact(4)).take(4) {
+            diff |= word(x) ^ word(y);
+        }
+        if diff != 0 {
+            return false;
+        }
+        if !self.is_v6() {
+            return true;
+        }
+        let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+        let tail = u32::from(ca.remainder() != cb.remainder());
+        ca.zip(cb)
+            .skip(4)
+            .fold(tail, |d, (x, y)| d | (word(x) ^ word(y)))
+            == 0
+    }
+}
+
+impl core::hash::Hash for FlowKey {
+    /// Hashes the fields in order, as a derived `Hash` would (consistent with `Eq`).
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.len.hash(state);
+        self.bytes.hash(state);
+    }
+}
+
 impl AsRef<[u8]> for FlowKey {
     /// The canonical encoding (13 or 37 bytes).
     fn as_ref(&self) -> &[u8] {
@@ -216,5 +260,33 @@ impl loxo_cms::WireKey<38> for FlowKey {
             len: bytes[0],
             bytes: key,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-wise `eq` agrees with byte equality of (len, bytes) for keys that
+    /// differ in any single byte, v4 and v6, and across versions.
+    #[test]
+    fn eq_matches_bytewise_equality() {
+        let v4 = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+        let v6 = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
+        for base in [v4, v6] {
+            assert_eq!(base, base);
+            for i in 0..base.len as usize {
+                for bit in [0x01u8, 0x80] {
+                    let mut other = base;
+                    other.bytes[i] ^= bit;
+                    assert_ne!(base, other, "byte {i}");
+                    assert_ne!(other, base, "byte {i}");
+                }
+            }
+        }
+        assert_ne!(v4, v6);
+        let mut v4_as_v6 = v4;
+        v4_as_v6.len = MAX_KEY_LEN as u8;
+        assert_ne!(v4, v4_as_v6);
     }
 }

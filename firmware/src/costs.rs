@@ -1,0 +1,182 @@
+//! `costs` feature: instructions per call of each per-frame component, measured
+//! under `qemu -icount shift=0` on synthetic IPv4/UDP frames (no NIC needed).
+//!
+//! `LOXO_QEMU_ARGS="-icount shift=0" cargo run --release --features costs | cargo run -p xtask -- decode ELF`
+//! (or `cargo xtask costs`) prints one `costs:` line per component.
+
+use core::hint::black_box;
+
+use loxo_bloom::BlockedBloom;
+use loxo_cms::TopK;
+use loxo_core::{KeyHash, Seed};
+use loxo_flow::{parse_frame, DefaultTopK, FlowKey, FlowMonitor, Parsed};
+use loxo_hll::Hll;
+
+use crate::board::{Ticks, INSNS_PER_TICK};
+
+const FRAMES: usize = 256;
+const ROUNDS: u32 = 8;
+const LEN: usize = 60;
+
+static mut FRAME_SET: [[u8; LEN]; FRAMES] = [[0; LEN]; FRAMES];
+static mut KEYS: [FlowKey; FRAMES] = [FlowKey::v4([0; 4], [0; 4], 0, 0, 0); FRAMES];
+static mut HASHES: [u64; FRAMES] = [0; FRAMES];
+static mut TOPK: DefaultTopK = DefaultTopK::new(1);
+static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2));
+static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
+static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
+static mut MON: FlowMonitor = FlowMonitor::new(crate::CONFIG);
+
+fn frame(i: usize) -> [u8; LEN] {
+    // 64 flows with a skew: flow = (i * i) % 64 repeats the small ones more often.
+    let flow = ((i * i) % 64) as u8;
+    let mut f = [0u8; LEN];
+    f[12] = 0x08;
+    f[14] = 0x45;
+    f[17] = 46; // total length
+    f[22] = 64; // ttl
+    f[23] = 17; // UDP
+    f[26..30].copy_from_slice(&[10, 0, 0, flow]);
+    f[30..34].copy_from_slice(&[192, 168, 1, flow ^ 0x5a]);
+    f[34..36].copy_from_slice(&(1000 + u16::from(flow)).to_be_bytes());
+    f[36..38].copy_from_slice(&53u16.to_be_bytes());
+    f[38..40].copy_from_slice(&26u16.to_be_bytes());
+    f
+}
+
+fn report(ticks: &Ticks, name: &str, calls: u32, f: impl FnOnce()) {
+    let t0 = ticks.now();
+    f();
+    let dt = Ticks::elapsed(t0, ticks.now());
+    defmt::info!(
+        "costs: {=str} insns_per_call={=u32}",
+        name,
+        dt * INSNS_PER_TICK / calls
+    );
+}
+
+/// Runs every measurement, logs one line per component and exits QEMU (returns `()`
+/// so `main` type-checks after the call without unreachable-code noise).
+#[allow(clippy::too_many_lines)] // a flat list of measurements
+pub(crate) fn run(ticks: &Ticks, seed: Seed) {
+    // SAFETY: called once from `main` before anything else touches these statics.
+    let (frames, keys, hashes, topk, flows, sources, bloom, mon) = unsafe {
+        (
+            &mut *core::ptr::addr_of_mut!(FRAME_SET),
+            &mut *core::ptr::addr_of_mut!(KEYS),
+            &mut *core::ptr::addr_of_mut!(HASHES),
+            &mut *core::ptr::addr_of_mut!(TOPK),
+            &mut *core::ptr::addr_of_mut!(FLOWS),
+            &mut *core::ptr::addr_of_mut!(SOURCES),
+            &mut *core::ptr::addr_of_mut!(BLOOM),
+            &mut *core::ptr::addr_of_mut!(MON),
+        )
+    };
+    for (i, f) in frames.iter_mut().enumerate() {
+        *f = frame(i);
+        if let Ok(Parsed::Flow(fl)) = parse_frame(f) {
+            keys[i] = fl.key;
+            hashes[i] = seed.hash(&fl.key).get();
+        }
+    }
+    let calls = FRAMES as u32 * ROUNDS;
+    report(ticks, "empty loop", calls, || {
+        for _ in 0..ROUNDS {
+            for f in frames.iter() {
+                black_box(f);
+            }
+        }
+    });
+    report(ticks, "parse_frame", calls, || {
+        for _ in 0..ROUNDS {
+            for f in frames.iter() {
+                let _ = black_box(parse_frame(black_box(f)));
+            }
+        }
+    });
+    report(ticks, "siphash key", calls, || {
+        for _ in 0..ROUNDS {
+            for k in keys.iter() {
+                black_box(seed.hash(black_box(k)));
+            }
+        }
+    });
+    report(ticks, "siphash src", calls, || {
+        for _ in 0..ROUNDS {
+            for k in keys.iter() {
+                black_box(seed.hash(black_box(k).src_bytes()));
+            }
+        }
+    });
+    report(ticks, "heavykeeper update", calls, || {
+        for _ in 0..ROUNDS {
+            for (k, h) in keys.iter().zip(hashes.iter()) {
+                topk.update(black_box(k), KeyHash::from_u64(*h), 60);
+            }
+        }
+    });
+    report(ticks, "heavykeeper estimate (heap find)", calls, || {
+        for _ in 0..ROUNDS {
+            for (k, h) in keys.iter().zip(hashes.iter()) {
+                black_box(topk.estimate(black_box(k), KeyHash::from_u64(*h)));
+            }
+        }
+    });
+    report(ticks, "heavykeeper sketch_estimate (rows)", calls, || {
+        for _ in 0..ROUNDS {
+            for h in hashes.iter() {
+                black_box(topk.sketch_estimate(KeyHash::from_u64(black_box(*h))));
+            }
+        }
+    });
+    report(ticks, "flowkey eq", calls, || {
+        for _ in 0..ROUNDS {
+            for k in keys.iter() {
+                black_box(black_box(k) == black_box(&keys[5]));
+            }
+        }
+    });
+    report(ticks, "keyhash h2", calls, || {
+        for _ in 0..ROUNDS {
+            for h in hashes.iter() {
+                black_box(KeyHash::from_u64(black_box(*h)).h2());
+            }
+        }
+    });
+    report(ticks, "hll14 insert_hash", calls, || {
+        for _ in 0..ROUNDS {
+            for h in hashes.iter() {
+                black_box(flows.insert_hash(KeyHash::from_u64(black_box(*h))));
+            }
+        }
+    });
+    report(ticks, "hll10 insert_hash", calls, || {
+        for _ in 0..ROUNDS {
+            for h in hashes.iter() {
+                black_box(sources.insert_hash(KeyHash::from_u64(black_box(*h))));
+            }
+        }
+    });
+    report(ticks, "bloom insert_checked", calls, || {
+        for _ in 0..ROUNDS {
+            for h in hashes.iter() {
+                black_box(bloom.insert_checked_hash(KeyHash::from_u64(black_box(*h))));
+            }
+        }
+    });
+    report(ticks, "bloom contains", calls, || {
+        for _ in 0..ROUNDS {
+            for h in hashes.iter() {
+                black_box(bloom.contains_hash(KeyHash::from_u64(black_box(*h))));
+            }
+        }
+    });
+    report(ticks, "monitor feed", calls, || {
+        for _ in 0..ROUNDS {
+            for f in frames.iter() {
+                black_box(mon.feed(black_box(f)));
+            }
+        }
+    });
+    crate::exit(0);
+}
