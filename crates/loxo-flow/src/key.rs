@@ -11,11 +11,14 @@ pub const V4_KEY_LEN: usize = 13;
 /// A flow's 5-tuple in canonical bytes: `src ‖ dst ‖ src_port (BE) ‖ dst_port (BE) ‖ protocol`,
 /// 13 bytes for IPv4 and 37 bytes for IPv6.
 ///
-/// One padded array (`[u8; 37]` plus a length byte, **38 bytes**, `Copy`) rather than an
-/// enum of `V4([u8; 13])` / `V6([u8; 37])`: the enum also costs 38 bytes (largest variant
-/// plus a discriminant), so the array loses nothing per top-k entry and gives a single
-/// `AsRef<[u8]>` slice to hash (`seed.hash(&key)`) without a match. The unused tail is always
-/// zero, so derived `PartialEq`/`Hash` agree with the canonical bytes.
+/// One padded array (`[u8; 37]` plus a length byte, 38 bytes stored in **40**, `Copy`,
+/// 4-byte aligned) rather than an enum of `V4([u8; 13])` / `V6([u8; 37])`: the enum also
+/// costs 38 bytes (largest variant plus a discriminant), so the array loses nothing per
+/// top-k entry (a heap slot rounds to 64 bytes either way) and gives a single
+/// `AsRef<[u8]>` slice to hash (`seed.hash(&key)`) without a match. The unused tail is
+/// always zero, so equality, ordering (length, then bytes) and `Hash` agree with the
+/// canonical bytes. The alignment lets a 32-bit core copy and compare keys a word at a
+/// time (Cortex-M's `memcpy`/`bcmp` fall back to byte loops on unaligned data).
 ///
 /// For ICMP/ICMPv6 the ports carry type (source) and code (destination); for non-first
 /// fragments and protocols without ports they are 0.
@@ -27,10 +30,27 @@ pub const V4_KEY_LEN: usize = 13;
 /// assert_eq!(k.src_port(), 1234);
 /// assert_eq!(k.to_string(), "10.0.0.1:1234 -> 10.0.0.2:80 proto 6");
 /// ```
-#[derive(Clone, Copy, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Eq)]
+#[repr(C, align(4))]
 pub struct FlowKey {
-    len: u8,
+    /// At offset 0, so the words compared and hashed are aligned.
     bytes: [u8; MAX_KEY_LEN],
+    len: u8,
+}
+
+impl Ord for FlowKey {
+    /// By length (IPv4 before IPv6), then by canonical bytes.
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.len
+            .cmp(&other.len)
+            .then_with(|| self.bytes.cmp(&other.bytes))
+    }
+}
+
+impl PartialOrd for FlowKey {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl Default for FlowKey {

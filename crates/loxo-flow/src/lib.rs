@@ -25,8 +25,9 @@ mod parse;
 
 pub use key::{FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
-    Config, DefaultTopK, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, Report, ShareOf,
-    FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS, NEW_FLOW_K, SOURCES_P,
+    Config, DefaultTopK, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, Report,
+    SecondarySketch, ShareOf, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS, NEW_FLOW_K, SECONDARY_D,
+    SECONDARY_W, SOURCES_P,
 };
 pub use parse::{parse_frame, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
 mod monitor;

@@ -1,7 +1,7 @@
 //! `FlowMonitor`: per-epoch elephants, distinct counts and parse statistics.
 
 use loxo_bloom::BlockedBloom;
-use loxo_cms::{Entry, HeavyKeeper, TopK};
+use loxo_cms::{CmsCu, Entry, HeavyKeeper, TopK};
 use loxo_core::Seed;
 use loxo_hll::Hll;
 
@@ -12,6 +12,20 @@ pub const MAX_ELEPHANTS: usize = 32;
 
 /// The default top-k summary: `HeavyKeeper<1024, 2, 32, FlowKey>`, 16 KiB of buckets + heap.
 pub type DefaultTopK = HeavyKeeper<1024, 2, MAX_ELEPHANTS, FlowKey>;
+
+/// Width of the [`SecondarySketch`].
+pub const SECONDARY_W: usize = 1024;
+
+/// Depth of the [`SecondarySketch`].
+pub const SECONDARY_D: usize = 3;
+
+/// The sketch of the measure elephants are *not* ranked by (packets when θ is a share
+/// of bytes, bytes otherwise): a conservative-update Count-Min sketch, 1024 × 3 `u32`
+/// cells (12 KiB). Queried only for the reported elephants, it gives their second
+/// figure with an over-count of at most `ε·N` (ε = e/1024 ≈ 0.27 % of the epoch's
+/// total) with probability `1 − e⁻³ ≈ 95 %`, and never an under-count. A second top-k
+/// summary would cost twice the per-frame work for the same figures.
+pub type SecondarySketch = CmsCu<SECONDARY_W, SECONDARY_D>;
 
 /// Precision of the distinct-flow sketch: `P = 14`, 12 KiB, relative standard error
 /// 1.04/√16384 ≈ 0.81 % — Redis's geometry, so a device's per-epoch flow sketch can be
@@ -99,9 +113,11 @@ pub struct Elephant {
     pub bytes: u64,
     /// Bound on `bytes − true bytes` reported by the top-k summary.
     pub bytes_error: u64,
-    /// Estimated packets this epoch (0 if the packet summary does not track the flow).
+    /// Estimated packets this epoch.
     pub packets: u64,
-    /// Bound on `packets − true packets`.
+    /// Bound on `packets − true packets`. When elephants are ranked by bytes the
+    /// packets come from the [`SecondarySketch`] and the bound (`⌈ε·N⌉`) holds with
+    /// probability ≈ 95 %; the same applies to `bytes_error` when ranked by packets.
     pub packets_error: u64,
 }
 
@@ -162,17 +178,20 @@ pub struct Report {
     pub elephants: heapless::Vec<Elephant, MAX_ELEPHANTS>,
 }
 
-/// Elephant-flow monitor: parse → one `Seed::hash` → top-k by bytes and by packets,
-/// HLL of flows and of sources, per-reason error counters.
+/// Elephant-flow monitor: parse → one `Seed::hash` → top-k by the ranking measure
+/// (bytes or packets, [`Config::share_of`]) plus a Count-Min sketch of the other one,
+/// HLL of flows and of sources, new-flow filters, per-reason error counters.
 ///
-/// Memory: `2·size_of::<T>() + 0.75·(2^14 + 2^10) + 2·296 + 2·64·96` bytes; the default
-/// (`T = DefaultTopK`) is reported by [`FlowMonitor::memory_bytes`] and is ≤ 64 KiB
-/// (checked by a test). Cost per frame: one parse, one SipHash-1-3 of the 13/37-byte key,
-/// one SipHash of the source address, two top-k updates, two HLL inserts, one
-/// blocked-Bloom `insert_checked` and one `contains` (new flows).
+/// Memory: `size_of::<T>() + 12 KiB (SecondarySketch) + 0.75·(2^14 + 2^10) + 2·296 +
+/// 2·64·96` bytes; the default (`T = DefaultTopK`) is reported by
+/// [`FlowMonitor::memory_bytes`] and is ≤ 64 KiB (checked by a test). Cost per frame:
+/// one parse, one SipHash-1-3 of the 13/37-byte key, one SipHash of the source address,
+/// one top-k update, one 3-row Count-Min update, two HLL inserts, one blocked-Bloom
+/// `insert_checked` and one `contains` (new flows).
 ///
-/// Error: the top-k summaries' `Entry::error` bound is carried to each [`Elephant`];
-/// distinct counts have HLL's 1.04/√m relative standard error.
+/// Error: the top-k summary's `Entry::error` bound is carried to each [`Elephant`] for
+/// the ranking measure, the Count-Min bound for the other; distinct counts have HLL's
+/// 1.04/√m relative standard error.
 ///
 /// ```
 /// use loxo_flow::{FlowMonitor, Report};
@@ -191,8 +210,10 @@ pub struct Report {
 #[derive(Clone, Debug)]
 pub struct FlowMonitor<T = DefaultTopK> {
     config: Config,
-    by_bytes: T,
-    by_packets: T,
+    /// Top-k by the ranking measure.
+    top: T,
+    /// Count-Min sketch of the other measure.
+    other: SecondarySketch,
     flows: Hll<FLOWS_P>,
     sources: Hll<SOURCES_P>,
     /// Flows seen this epoch.
@@ -217,30 +238,26 @@ impl Default for FlowMonitor<DefaultTopK> {
 
 impl FlowMonitor<DefaultTopK> {
     /// A monitor with the default top-k summary. `const`, so a firmware can place it
-    /// in a `static` without building 62 KiB on its stack first.
+    /// in a `static` without building 56 KiB on its stack first.
     #[must_use]
     pub const fn new(config: Config) -> Self {
-        // HeavyKeeper's decay RNG seeds, derived from the seed (they steer only the
+        // HeavyKeeper's decay RNG seed, derived from the seed (it steers only the
         // decay coin flips, so a mix is enough; `Seed::hash` is not `const`).
         let b = config.seed.to_bytes();
         let k0 = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
         let k1 = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
         let r = loxo_core::mix64(loxo_core::mix64(k0 ^ 0x6465_6361_7920_726e) ^ k1);
-        Self::with_summaries(
-            config,
-            DefaultTopK::new(r | 1),
-            DefaultTopK::new(loxo_core::mix64(r) | 1),
-        )
+        Self::with_summary(config, DefaultTopK::new(r | 1))
     }
 }
 
 impl<T: TopK<FlowKey>> FlowMonitor<T> {
-    /// A monitor over two caller-built, empty top-k summaries (bytes, packets).
-    pub const fn with_summaries(config: Config, by_bytes: T, by_packets: T) -> Self {
+    /// A monitor over a caller-built, empty top-k summary (of the ranking measure).
+    pub const fn with_summary(config: Config, top: T) -> Self {
         Self {
             config,
-            by_bytes,
-            by_packets,
+            top,
+            other: SecondarySketch::new(config.seed),
             flows: Hll::new(config.seed),
             sources: Hll::new(config.seed),
             seen: NewFlowFilter::new(config.seed),
@@ -281,8 +298,12 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         match parse_frame(frame) {
             Ok(Parsed::Flow(f)) => {
                 let h = self.config.seed.hash(&f.key);
-                self.by_bytes.update(&f.key, h, u64::from(f.len));
-                self.by_packets.update(&f.key, h, 1);
+                let (ranked, other) = match self.config.share_of {
+                    ShareOf::Bytes => (u64::from(f.len), 1),
+                    ShareOf::Packets => (1, u64::from(f.len)),
+                };
+                self.top.update(&f.key, h, ranked);
+                self.other.add_hash(h, other);
                 self.flows.insert_hash(h);
                 let known = self.seen.insert_checked_hash(h);
                 if !known && !self.seen_before.contains_hash(h) {
@@ -323,25 +344,23 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         let (p1, p2) = (self.seen.estimated_fpr(), self.seen_before.estimated_fpr());
         out.new_flows_fpr = (1.0 - (1.0 - p1) * (1.0 - p2)) as f32;
         out.elephants.clear();
-        let (primary, total) = match self.config.share_of {
-            ShareOf::Bytes => (&self.by_bytes, self.bytes),
-            ShareOf::Packets => (&self.by_packets, self.packets),
+        let total = match self.config.share_of {
+            ShareOf::Bytes => self.bytes,
+            ShareOf::Packets => self.packets,
         };
         let threshold = f64::from(self.config.theta) * total as f64;
+        // The Count-Min bound ⌈ε·N⌉ of the other measure.
+        let bound = self.other.error_bound();
+        let other_error = (bound as u64).saturating_add(u64::from((bound as u64 as f64) < bound));
         let mut top = heapless::Vec::<Entry<FlowKey>, MAX_ELEPHANTS>::new();
-        primary.report(&mut top);
+        self.top.report(&mut top);
         for e in &top {
             if (e.count.saturating_add(e.error)) as f64 >= threshold && e.count > 0 {
                 let h = self.config.seed.hash(&e.key);
+                let o = self.other.estimate_hash(h);
                 let (bytes, bytes_error, packets, packets_error) = match self.config.share_of {
-                    ShareOf::Bytes => {
-                        let p = self.by_packets.estimate(&e.key, h).unwrap_or(0);
-                        (e.count, e.error, p, 0)
-                    }
-                    ShareOf::Packets => {
-                        let b = self.by_bytes.estimate(&e.key, h).unwrap_or(0);
-                        (b, 0, e.count, e.error)
-                    }
+                    ShareOf::Bytes => (e.count, e.error, o, other_error),
+                    ShareOf::Packets => (o, other_error, e.count, e.error),
                 };
                 let _ = out.elephants.push(Elephant {
                     key: e.key,
@@ -356,12 +375,12 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
             .sort_unstable_by(|a, b| b.bytes.cmp(&a.bytes).then(a.key.cmp(&b.key)));
         match self.config.policy {
             EpochPolicy::Reset => {
-                self.by_bytes.clear();
-                self.by_packets.clear();
+                self.top.clear();
+                self.other.clear();
             }
             EpochPolicy::Halve => {
-                self.by_bytes.halve();
-                self.by_packets.halve();
+                self.top.halve();
+                self.other.halve();
             }
         }
         self.flows.clear();
