@@ -61,6 +61,13 @@ proptest! {
                 "{e:?} below θ = {theta} with total {total}"
             );
         }
+        // The other measure comes from a Count-Min sketch: never an under-count.
+        for e in &r.elephants {
+            if let Some(c) = exact.flows.get(&e.key) {
+                let (other, truth) = if by_packets { (e.bytes, c.bytes) } else { (e.packets, c.packets) };
+                prop_assert!(other >= truth, "{e:?} under-counts the other measure: {truth}");
+            }
+        }
         // Sorted by estimated bytes, descending.
         prop_assert!(r.elephants.windows(2).all(|w| w[0].bytes >= w[1].bytes));
         // Every true elephant is reported (recall 1.0 while the heap has room).
@@ -114,6 +121,17 @@ fn packet_count_epochs_close_and_restart() {
             rel < 4.0 * 1.04 / 128.0,
             "epoch {i}: {} vs {n}",
             r.distinct_flows
+        );
+        // Distinct sources (counted on each flow's first frame) within 4 standard
+        // errors of P = 10.
+        let sources: std::collections::HashSet<&[u8]> =
+            e.flows.keys().map(|k| k.src_bytes()).collect();
+        let n = sources.len() as f64;
+        let rel = (f64::from(r.distinct_sources) - n).abs() / n;
+        assert!(
+            rel < 4.0 * 1.04 / 32.0,
+            "epoch {i}: sources {} vs {n}",
+            r.distinct_sources
         );
     }
     // The partial last epoch, closed by the caller (a timer tick).

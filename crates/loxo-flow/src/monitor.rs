@@ -164,6 +164,10 @@ pub struct Report {
     /// 1.04/√16384 ≈ 0.81 %).
     pub distinct_flows: u32,
     /// Estimated distinct source addresses (HLL, P = [`SOURCES_P`] = 10: 3.3 %).
+    /// A source is inserted on the first frame of each of its flows (the frame the
+    /// new-flow filter reports as not yet seen this epoch), so one whose every flow
+    /// is a filter false positive is missed: an under-count of at most about
+    /// `new_flows_fpr`, well inside the sketch's own error at design load.
     pub distinct_sources: u32,
     /// New flows: flows of this epoch not seen in this or the previous epoch
     /// (`Bloom::insert_checked` on a filter per epoch). Never over-counted; a filter
@@ -185,9 +189,10 @@ pub struct Report {
 /// Memory: `size_of::<T>() + 12 KiB (SecondarySketch) + 0.75·(2^14 + 2^10) + 2·296 +
 /// 2·64·96` bytes; the default (`T = DefaultTopK`) is reported by
 /// [`FlowMonitor::memory_bytes`] and is ≤ 64 KiB (checked by a test). Cost per frame:
-/// one parse, one SipHash-1-3 of the 13/37-byte key, one SipHash of the source address,
-/// one top-k update, one 3-row Count-Min update, two HLL inserts, one blocked-Bloom
-/// `insert_checked` and one `contains` (new flows).
+/// one parse, one SipHash-1-3 of the 13/37-byte key,
+/// one top-k update, one 3-row Count-Min update, one HLL insert, one blocked-Bloom
+/// `insert_checked`; on a flow's first frame of the epoch also a Bloom `contains`
+/// (new flows) and the source's SipHash + HLL insert.
 ///
 /// Error: the top-k summary's `Entry::error` bound is carried to each [`Elephant`] for
 /// the ranking measure, the Count-Min bound for the other; distinct counts have HLL's
@@ -306,10 +311,14 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
                 self.other.add_hash(h, other);
                 self.flows.insert_hash(h);
                 let known = self.seen.insert_checked_hash(h);
-                if !known && !self.seen_before.contains_hash(h) {
-                    self.new_flows = self.new_flows.saturating_add(1);
+                if !known {
+                    if !self.seen_before.contains_hash(h) {
+                        self.new_flows = self.new_flows.saturating_add(1);
+                    }
+                    // A flow already in this epoch's filter had its source counted on
+                    // its first frame: the source's own SipHash runs once per flow.
+                    self.sources.insert(f.key.src_bytes());
                 }
-                self.sources.insert(f.key.src_bytes());
                 self.packets = self.packets.saturating_add(1);
                 self.bytes = self.bytes.saturating_add(u64::from(f.len));
                 self.fragments = self.fragments.saturating_add(u64::from(f.fragment));
