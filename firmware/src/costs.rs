@@ -14,8 +14,8 @@ use loxo_hll::Hll;
 
 use crate::board::{Ticks, INSNS_PER_TICK};
 
-const FRAMES: usize = 256;
-const ROUNDS: u32 = 8;
+const FRAMES: usize = 1024;
+const ROUNDS: u32 = 4;
 const LEN: usize = 60;
 
 static mut FRAME_SET: [[u8; LEN]; FRAMES] = [[0; LEN]; FRAMES];
@@ -25,20 +25,25 @@ static mut TOPK: DefaultTopK = DefaultTopK::new(1);
 static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2));
 static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
+static mut CMS: loxo_flow::SecondarySketch = loxo_flow::SecondarySketch::new(Seed::new(1, 2));
 static mut MON: FlowMonitor = FlowMonitor::new(crate::CONFIG);
 
 fn frame(i: usize) -> [u8; LEN] {
-    // 64 flows with a skew: flow = (i * i) % 64 repeats the small ones more often.
-    let flow = ((i * i) % 64) as u8;
+    // About Zipf(1) over 4096 flows: a uniform exponent e in 0..12, then a uniform flow
+    // among the 2^e numbered [2^e, 2^(e+1)), so flow x has weight ∝ 1/x.
+    let r = (i as u32).wrapping_mul(0x9e37_79b9).rotate_left(7) ^ 0x5bd1_e995;
+    let e = r % 12;
+    let flow = (1u32 << e) + (r >> 8) % (1u32 << e) - 1;
+    let [_, _, hi, lo] = flow.to_be_bytes();
     let mut f = [0u8; LEN];
     f[12] = 0x08;
     f[14] = 0x45;
     f[17] = 46; // total length
     f[22] = 64; // ttl
     f[23] = 17; // UDP
-    f[26..30].copy_from_slice(&[10, 0, 0, flow]);
-    f[30..34].copy_from_slice(&[192, 168, 1, flow ^ 0x5a]);
-    f[34..36].copy_from_slice(&(1000 + u16::from(flow)).to_be_bytes());
+    f[26..30].copy_from_slice(&[10, 0, hi, lo]);
+    f[30..34].copy_from_slice(&[192, 168, lo, hi ^ 0x5a]);
+    f[34..36].copy_from_slice(&(1000 + u16::from(lo)).to_be_bytes());
     f[36..38].copy_from_slice(&53u16.to_be_bytes());
     f[38..40].copy_from_slice(&26u16.to_be_bytes());
     f
@@ -60,7 +65,7 @@ fn report(ticks: &Ticks, name: &str, calls: u32, f: impl FnOnce()) {
 #[allow(clippy::too_many_lines)] // a flat list of measurements
 pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     // SAFETY: called once from `main` before anything else touches these statics.
-    let (frames, keys, hashes, topk, flows, sources, bloom, mon) = unsafe {
+    let (frames, keys, hashes, topk, flows, sources, bloom, mon, cms) = unsafe {
         (
             &mut *core::ptr::addr_of_mut!(FRAME_SET),
             &mut *core::ptr::addr_of_mut!(KEYS),
@@ -70,6 +75,7 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             &mut *core::ptr::addr_of_mut!(SOURCES),
             &mut *core::ptr::addr_of_mut!(BLOOM),
             &mut *core::ptr::addr_of_mut!(MON),
+            &mut *core::ptr::addr_of_mut!(CMS),
         )
     };
     for (i, f) in frames.iter_mut().enumerate() {
@@ -98,6 +104,14 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
         for _ in 0..ROUNDS {
             for k in keys.iter() {
                 black_box(seed.hash(black_box(k)));
+            }
+        }
+    });
+    report(ticks, "siphash key as [u8; 13]", calls, || {
+        for _ in 0..ROUNDS {
+            for k in keys.iter() {
+                let b: &[u8; 13] = black_box(k).as_ref().try_into().unwrap_or(&[0; 13]);
+                black_box(seed.hash(b));
             }
         }
     });
@@ -140,6 +154,13 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
         for _ in 0..ROUNDS {
             for h in hashes.iter() {
                 black_box(KeyHash::from_u64(black_box(*h)).h2());
+            }
+        }
+    });
+    report(ticks, "cms 1024x3 add_hash", calls, || {
+        for _ in 0..ROUNDS {
+            for h in hashes.iter() {
+                cms.add_hash(KeyHash::from_u64(black_box(*h)), 1);
             }
         }
     });
