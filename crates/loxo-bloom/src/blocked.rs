@@ -171,11 +171,18 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
         let Some(Block(words)) = self.blocks.get_mut(b) else {
             return false;
         };
+        // Test first, write only if a bit was missing: a known key (the common case
+        // of a new-flow detector) costs a lookup and no stores.
         let mut all = true;
         for i in 0..K {
             let (w, m) = Self::bit(a, step, i);
             all &= words[w] & m != 0;
-            words[w] |= m;
+        }
+        if !all {
+            for i in 0..K {
+                let (w, m) = Self::bit(a, step, i);
+                words[w] |= m;
+            }
         }
         all
     }

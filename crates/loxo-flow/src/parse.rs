@@ -169,15 +169,17 @@ pub fn parse_frame(frame: &[u8]) -> Result<Parsed, ParseError> {
         off += 4;
     }
     let l3 = frame.get(off..).unwrap_or(&[]);
-    let (key, fragment) = match ethertype {
-        ETHERTYPE_IPV4 => ipv4(l3)?,
-        ETHERTYPE_IPV6 => ipv6(l3)?,
-        _ => return Ok(Parsed::NotIp),
-    };
-    Ok(Parsed::Flow(Flow { key, len, fragment }))
+    // Each branch builds its result in place: merged, the two key constructions
+    // became an unaligned `memcpy` of zeros on Cortex-M.
+    match ethertype {
+        ETHERTYPE_IPV4 => ipv4(l3, len),
+        ETHERTYPE_IPV6 => ipv6(l3, len),
+        _ => Ok(Parsed::NotIp),
+    }
 }
 
-fn ipv4(l3: &[u8]) -> Result<(FlowKey, bool), ParseError> {
+#[inline]
+fn ipv4(l3: &[u8], len: u32) -> Result<Parsed, ParseError> {
     let hdr: &[u8; 20] = l3
         .get(..20)
         .and_then(|h| h.try_into().ok())
@@ -202,14 +204,22 @@ fn ipv4(l3: &[u8]) -> Result<(FlowKey, bool), ParseError> {
     let proto = hdr[9];
     let src = [hdr[12], hdr[13], hdr[14], hdr[15]];
     let dst = [hdr[16], hdr[17], hdr[18], hdr[19]];
-    if frag_offset > 0 {
-        return Ok((FlowKey::v4(src, dst, 0, 0, proto), true));
-    }
-    let (sp, dp) = ports(proto, payload)?;
-    Ok((FlowKey::v4(src, dst, sp, dp, proto), false))
+    let fragment = frag_offset > 0;
+    let (sp, dp) = if fragment {
+        (0, 0)
+    } else {
+        ports(proto, payload)?
+    };
+    Ok(Parsed::Flow(Flow {
+        key: FlowKey::v4(src, dst, sp, dp, proto),
+        len,
+        fragment,
+    }))
 }
 
-fn ipv6(l3: &[u8]) -> Result<(FlowKey, bool), ParseError> {
+/// Out of line: the IPv6 walk would otherwise bloat the IPv4 fast path.
+#[inline(never)]
+fn ipv6(l3: &[u8], len: u32) -> Result<Parsed, ParseError> {
     let hdr: &[u8; 40] = l3
         .get(..40)
         .and_then(|h| h.try_into().ok())
@@ -232,7 +242,7 @@ fn ipv6(l3: &[u8]) -> Result<(FlowKey, bool), ParseError> {
                 (usize::from(*n) + 1) * 8
             }
             44 => 8,
-            50 | 51 => return Ok((FlowKey::v6(src, dst, 0, 0, nh), false)),
+            50 | 51 => return Ok(v6_flow(src, dst, (0, 0, nh), len, false)),
             _ => break,
         };
         walked += 1;
@@ -246,14 +256,28 @@ fn ipv6(l3: &[u8]) -> Result<(FlowKey, bool), ParseError> {
         if nh == 44 {
             let offset = be16(ext, 2).ok_or(ParseError::Ipv6ExtensionTruncated)? >> 3;
             if offset > 0 {
-                return Ok((FlowKey::v6(src, dst, 0, 0, next), true));
+                return Ok(v6_flow(src, dst, (0, 0, next), len, true));
             }
         }
         nh = next;
         payload = payload.get(ext_len..).unwrap_or(&[]);
     }
     let (sp, dp) = ports(nh, payload)?;
-    Ok((FlowKey::v6(src, dst, sp, dp, nh), false))
+    Ok(v6_flow(src, dst, (sp, dp, nh), len, false))
+}
+
+fn v6_flow(
+    src: [u8; 16],
+    dst: [u8; 16],
+    (sp, dp, proto): (u16, u16, u8),
+    len: u32,
+    fragment: bool,
+) -> Parsed {
+    Parsed::Flow(Flow {
+        key: FlowKey::v6(src, dst, sp, dp, proto),
+        len,
+        fragment,
+    })
 }
 
 /// Ports by protocol: TCP/UDP/SCTP ports, ICMP/ICMPv6 type/code, others 0.
