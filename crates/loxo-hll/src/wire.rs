@@ -16,7 +16,6 @@
 use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
 use loxo_core::{DecodeError, EncodeError};
 
-use crate::estimator::pow2_neg;
 use crate::precision::{Precision, SupportedPrecision};
 use crate::registers;
 use crate::Hll;
@@ -118,7 +117,7 @@ where
         let header = self.header(fingerprint);
         let mut enc = Encoder::new(buf, &header)?;
         if header.flags & FLAG_MARTINGALE != 0 {
-            enc.put(&self.hip_estimate.to_le_bytes());
+            enc.put(&crate::hll::hip_to_f64(self.hip_estimate).to_le_bytes());
         }
         if header.flags & FLAG_SPARSE != 0 {
             enc.put_u32(self.non_zero() as u32);
@@ -219,12 +218,11 @@ where
             })?;
         }
         if let Some(v) = hip {
-            self.hip_estimate = v;
+            self.hip_estimate = crate::hll::hip_from_f64(v);
             self.hip_sum = self
                 .registers()
-                .filter(|&r| r < Self::MAX_RANK)
-                .map(|r| pow2_neg(u32::from(r)))
-                .sum();
+                .map(Self::hip_term)
+                .fold(0u64, u64::wrapping_add);
             self.hip_valid = true;
         }
         Ok(())
