@@ -8,32 +8,14 @@ use crate::estimator::{self, HIST_LEN};
 use crate::precision::{FoldsInto, Precision, SupportedPrecision};
 use crate::registers::{self, Registers};
 
-/// Fractional bits of the fixed-point martingale estimate: it saturates at
-/// `2^(64 − 16) ≈ 2.8·10^14` distinct keys.
-pub(crate) const HIP_FRAC: u32 = 16;
-
 /// `hip_sum` of an empty sketch: `m · 2^(63 − P) = 2^63`.
 const HIP_SUM_EMPTY: u64 = 1 << 63;
 
-/// `2^63 / hip_sum` new keys, in fixed point: `2^(63 + HIP_FRAC) / hip_sum`, computed
-/// in `f32` (hardware division on a Cortex-M4F) and rounded to nearest. Relative
-/// error ≤ 2^−23 per change, far below the estimator's own.
+/// `2^63 / hip_sum` new keys: `m / Σ 2^−r` with the sum exact and rounded once, so
+/// the increments (and the estimate) equal Apache DataSketches' to the bit.
 #[inline(always)]
-fn hip_increment(hip_sum: u64) -> u64 {
-    // 2^79 as f32; a zero sum (every register at or above rank 64 − P) saturates.
-    const SCALE: f32 = 604_462_909_807_314_587_353_088.0;
-    (SCALE / hip_sum as f32 + 0.5) as u64
-}
-
-/// The fixed-point martingale estimate as `f64` (exact below 2^53).
-pub(crate) fn hip_to_f64(x: u64) -> f64 {
-    x as f64 / f64::from(1u32 << HIP_FRAC)
-}
-
-/// `f64` to the fixed-point martingale estimate (saturating; the caller checked
-/// that `v` is finite and not negative).
-pub(crate) fn hip_from_f64(v: f64) -> u64 {
-    (v * f64::from(1u32 << HIP_FRAC) + 0.5) as u64
+fn hip_increment(hip_sum: u64) -> f64 {
+    9_223_372_036_854_775_808.0 / hip_sum as f64
 }
 
 /// A HyperLogLog sketch with `m = 2^P` six-bit registers: "how many distinct keys?".
@@ -100,9 +82,8 @@ where
     pub(crate) seed: Seed,
     /// `hist[k]` = number of registers holding `k`; always sums to `m`.
     pub(crate) hist: [u32; HIST_LEN],
-    /// Martingale (HIP) estimate accumulated over register changes, fixed point with
-    /// [`HIP_FRAC`] fractional bits (saturating).
-    pub(crate) hip_estimate: u64,
+    /// Martingale (HIP) estimate accumulated over register changes.
+    pub(crate) hip_estimate: f64,
     /// `Σ_j 2^(63 − P − r_j)` over registers with `r_j ≤ 63 − P`: exactly `2^63 ×` the
     /// probability that a new distinct key changes a register (ranks above `63 − P`,
     /// reached with probability `2^−(63 − P)` per key, are left out).
@@ -140,7 +121,7 @@ where
         Self {
             seed,
             hist: Self::EMPTY_HIST,
-            hip_estimate: 0,
+            hip_estimate: 0.0,
             hip_sum: HIP_SUM_EMPTY,
             hip_valid: true,
             registers: <Precision<P> as SupportedPrecision>::ZERO,
@@ -231,12 +212,10 @@ where
         }
         registers::set(self.registers.as_mut(), index, rank);
         // HIP (Cohen 2015, Ting 2014): the change happened with probability
-        // hip_sum / 2^63, so it stands for 2^63 / hip_sum new distinct keys. Integer
-        // sum, one f32 division: no soft-float f64 on a Cortex-M4F, and the same
-        // bits on every platform.
-        self.hip_estimate = self
-            .hip_estimate
-            .saturating_add(hip_increment(self.hip_sum));
+        // hip_sum / 2^63, so it stands for 2^63 / hip_sum new distinct keys. The sum
+        // is kept as an exact integer: one f64 division and one addition per change
+        // (both in software on a Cortex-M4F, whose FPU is single precision).
+        self.hip_estimate += hip_increment(self.hip_sum);
         self.hip_sum = self
             .hip_sum
             .wrapping_sub(Self::hip_term(old))
@@ -294,7 +273,7 @@ where
     /// unknown, so this returns `None` until [`clear`](Self::clear).
     #[must_use]
     pub fn estimate_martingale(&self) -> Option<f64> {
-        self.hip_valid.then_some(hip_to_f64(self.hip_estimate))
+        self.hip_valid.then_some(self.hip_estimate)
     }
 
     /// True if no key was inserted since creation or the last [`clear`](Self::clear).
@@ -307,7 +286,7 @@ where
     pub fn clear(&mut self) {
         self.registers.as_mut().fill(0);
         self.hist = Self::EMPTY_HIST;
-        self.hip_estimate = 0;
+        self.hip_estimate = 0.0;
         self.hip_sum = HIP_SUM_EMPTY;
         self.hip_valid = true;
     }

@@ -117,7 +117,7 @@ where
         let header = self.header(fingerprint);
         let mut enc = Encoder::new(buf, &header)?;
         if header.flags & FLAG_MARTINGALE != 0 {
-            enc.put(&crate::hll::hip_to_f64(self.hip_estimate).to_le_bytes());
+            enc.put(&self.hip_estimate.to_le_bytes());
         }
         if header.flags & FLAG_SPARSE != 0 {
             enc.put_u32(self.non_zero() as u32);
@@ -218,7 +218,7 @@ where
             })?;
         }
         if let Some(v) = hip {
-            self.hip_estimate = crate::hll::hip_from_f64(v);
+            self.hip_estimate = v;
             self.hip_sum = self
                 .registers()
                 .map(Self::hip_term)
