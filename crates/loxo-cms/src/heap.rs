@@ -192,6 +192,9 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     // Both sifts move a "hole" instead of swapping: one slot copy and one index
     // write per level.
     fn sift_up(&mut self, mut i: usize) {
+        if i == 0 || self.count_at((i - 1) / 2) <= self.count_at(i) {
+            return;
+        }
         let Some(&s) = self.slots.get(i) else { return };
         while i > 0 {
             let parent = (i - 1) / 2;
@@ -207,8 +210,28 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.place(i, s);
     }
 
+    /// Smallest child of heap position `i`, if any.
+    #[inline(always)]
+    fn min_child(&self, i: usize) -> Option<usize> {
+        let l = 2 * i + 1;
+        let r = l + 1;
+        if l >= self.slots.len() {
+            None
+        } else if r < self.slots.len() && self.count_at(r) < self.count_at(l) {
+            Some(r)
+        } else {
+            Some(l)
+        }
+    }
+
     fn sift_down(&mut self, mut i: usize) {
         let n = self.slots.len();
+        // Most raises leave the slot in place (a counted elephant stays above its
+        // children): check before moving a whole slot (64 bytes for a flow key).
+        match self.min_child(i) {
+            Some(c) if self.count_at(c) < self.count_at(i) => {}
+            _ => return,
+        }
         let Some(&s) = self.slots.get(i) else { return };
         loop {
             let l = 2 * i + 1;
