@@ -107,11 +107,10 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             }
         }
     });
-    report(ticks, "siphash key as [u8; 13]", calls, || {
+    report(ticks, "FlowKey::hash_with (word pieces)", calls, || {
         for _ in 0..ROUNDS {
             for k in keys.iter() {
-                let b: &[u8; 13] = black_box(k).as_ref().try_into().unwrap_or(&[0; 13]);
-                black_box(seed.hash(b));
+                black_box(black_box(k).hash_with(&seed));
             }
         }
     });

@@ -174,6 +174,77 @@ fn word(c: &[u8]) -> u32 {
     }
 }
 
+impl FlowKey {
+    /// The key's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash) of the
+    /// canonical bytes (the same value), fed to SipHash in fixed word-sized pieces so
+    /// the hash compiles to straight-line code for each of the two lengths.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::FlowKey;
+    /// let seed = Seed::new(1, 2);
+    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+    /// assert_eq!(k.hash_with(&seed), seed.hash(&k));
+    /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
+    /// assert_eq!(k.hash_with(&seed), seed.hash(&k));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
+        use core::hash::Hasher;
+        let b = &self.bytes;
+        let w64 = |i: usize| match b.get(i..i + 8) {
+            Some(&[a, b, c, d, e, f, g, h]) => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+            _ => 0,
+        };
+        let mut s = seed.hasher();
+        if self.is_v6() {
+            // 37 bytes: 4 × 8 + 4 + 1.
+            s.write_u64(w64(0));
+            s.write_u64(w64(8));
+            s.write_u64(w64(16));
+            s.write_u64(w64(24));
+            s.write_u32(b.get(32..36).map_or(0, word));
+            s.write_u8(b[36]);
+        } else {
+            // 13 bytes: 8 + 4 + 1.
+            s.write_u64(w64(0));
+            s.write_u32(b.get(8..12).map_or(0, word));
+            s.write_u8(b[12]);
+        }
+        loxo_core::KeyHash::from_u64(s.finish())
+    }
+
+    /// The source address's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash)
+    /// of [`src_bytes`](Self::src_bytes) (the same value), in word-sized pieces.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::FlowKey;
+    /// let seed = Seed::new(1, 2);
+    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+    /// assert_eq!(k.src_hash_with(&seed), seed.hash(k.src_bytes()));
+    /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
+    /// assert_eq!(k.src_hash_with(&seed), seed.hash(k.src_bytes()));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn src_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
+        use core::hash::Hasher;
+        let b = &self.bytes;
+        let mut s = seed.hasher();
+        if self.is_v6() {
+            s.write_u32(b.get(0..4).map_or(0, word));
+            s.write_u32(b.get(4..8).map_or(0, word));
+            s.write_u32(b.get(8..12).map_or(0, word));
+            s.write_u32(b.get(12..16).map_or(0, word));
+        } else {
+            s.write_u32(b.get(0..4).map_or(0, word));
+        }
+        loxo_core::KeyHash::from_u64(s.finish())
+    }
+}
+
 impl PartialEq for FlowKey {
     /// Field-wise equality, computed word by word: the first 16 bytes (all of an
     /// IPv4 key, whose tail is zero) and, for IPv6, the other 21. The compiler's

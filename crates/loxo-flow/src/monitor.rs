@@ -302,7 +302,7 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         self.frames = self.frames.saturating_add(1);
         match parse_frame(frame) {
             Ok(Parsed::Flow(f)) => {
-                let h = self.config.seed.hash(&f.key);
+                let h = f.key.hash_with(&self.config.seed);
                 let (ranked, other) = match self.config.share_of {
                     ShareOf::Bytes => (u64::from(f.len), 1),
                     ShareOf::Packets => (1, u64::from(f.len)),
@@ -317,7 +317,8 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
                     }
                     // A flow already in this epoch's filter had its source counted on
                     // its first frame: the source's own SipHash runs once per flow.
-                    self.sources.insert(f.key.src_bytes());
+                    self.sources
+                        .insert_hash(f.key.src_hash_with(&self.config.seed));
                 }
                 self.packets = self.packets.saturating_add(1);
                 self.bytes = self.bytes.saturating_add(u64::from(f.len));
@@ -365,7 +366,7 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         self.top.report(&mut top);
         for e in &top {
             if (e.count.saturating_add(e.error)) as f64 >= threshold && e.count > 0 {
-                let h = self.config.seed.hash(&e.key);
+                let h = e.key.hash_with(&self.config.seed);
                 let o = self.other.estimate_hash(h);
                 let (bytes, bytes_error, packets, packets_error) = match self.config.share_of {
                     ShareOf::Bytes => (e.count, e.error, o, other_error),
