@@ -179,7 +179,7 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         )?;
         match hll.estimate_martingale() {
             Some(e) => writeln!(out, "martingale:       {e:.1}")?,
-            None => writeln!(out, "martingale:       none (merged sketch)")?,
+            None => writeln!(out, "martingale:       none (merged, or not tracked)")?,
         }
         writeln!(
             out,

@@ -263,8 +263,11 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
             config,
             top,
             other: SecondarySketch::new(config.seed),
-            flows: Hll::new(config.seed),
-            sources: Hll::new(config.seed),
+            // Read through `estimate` and merged fleet-wide, never through the
+            // martingale: not tracking it spares a software f64 division per register
+            // change on a Cortex-M4F.
+            flows: Hll::new(config.seed).without_martingale(),
+            sources: Hll::new(config.seed).without_martingale(),
             seen: NewFlowFilter::new(config.seed),
             seen_before: NewFlowFilter::new(config.seed),
             new_flows: 0,

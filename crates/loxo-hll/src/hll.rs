@@ -90,6 +90,9 @@ where
     pub(crate) hip_sum: u64,
     /// False once the registers were changed by anything but inserts.
     pub(crate) hip_valid: bool,
+    /// Whether this sketch maintains the martingale at all (see
+    /// [`without_martingale`](Hll::without_martingale)).
+    pub(crate) hip_tracked: bool,
     pub(crate) registers: <Precision<P> as SupportedPrecision>::Registers,
 }
 
@@ -124,8 +127,39 @@ where
             hip_estimate: 0.0,
             hip_sum: HIP_SUM_EMPTY,
             hip_valid: true,
+            hip_tracked: true,
             registers: <Precision<P> as SupportedPrecision>::ZERO,
         }
+    }
+
+    /// The same sketch without martingale (HIP) tracking: registers, histogram and
+    /// [`estimate`](Self::estimate) are unchanged, [`estimate_martingale`](Self::estimate_martingale)
+    /// is always `None` (also after [`clear`](Self::clear)) and encodings carry no
+    /// martingale. Tracking costs an `f64` division and addition per register change,
+    /// done in software on a Cortex-M4F (single-precision FPU): a sketch that is only
+    /// merged (fleet-wide flow counts) or read through `estimate` should not pay it.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Hll;
+    /// static FLOWS: Hll<10> = Hll::new(Seed::new(1, 2)).without_martingale();
+    /// let mut a = FLOWS.clone();
+    /// let mut b = Hll::<10>::new(Seed::new(1, 2));
+    /// for k in 0..1000u32 {
+    ///     a.insert(&k.to_le_bytes());
+    ///     b.insert(&k.to_le_bytes());
+    /// }
+    /// assert_eq!(a, b);
+    /// assert_eq!(a.estimate(), b.estimate());
+    /// assert!(a.estimate_martingale().is_none() && b.estimate_martingale().is_some());
+    /// a.clear();
+    /// assert!(a.estimate_martingale().is_none());
+    /// ```
+    #[must_use]
+    pub const fn without_martingale(mut self) -> Self {
+        self.hip_tracked = false;
+        self.hip_valid = false;
+        self
     }
 
     const EMPTY_HIST: [u32; HIST_LEN] = {
@@ -211,15 +245,19 @@ where
             return false;
         }
         registers::set(self.registers.as_mut(), index, rank);
-        // HIP (Cohen 2015, Ting 2014): the change happened with probability
-        // hip_sum / 2^63, so it stands for 2^63 / hip_sum new distinct keys. The sum
-        // is kept as an exact integer: one f64 division and one addition per change
-        // (both in software on a Cortex-M4F, whose FPU is single precision).
-        self.hip_estimate += hip_increment(self.hip_sum);
-        self.hip_sum = self
-            .hip_sum
-            .wrapping_sub(Self::hip_term(old))
-            .wrapping_add(Self::hip_term(rank));
+        // Skipped once invalid (after a merge) or when not tracked: it would never
+        // be read.
+        if self.hip_valid {
+            // HIP (Cohen 2015, Ting 2014): the change happened with probability
+            // hip_sum / 2^63, so it stands for 2^63 / hip_sum new distinct keys. The sum
+            // is kept as an exact integer: one f64 division and one addition per change
+            // (both in software on a Cortex-M4F, whose FPU is single precision).
+            self.hip_estimate += hip_increment(self.hip_sum);
+            self.hip_sum = self
+                .hip_sum
+                .wrapping_sub(Self::hip_term(old))
+                .wrapping_add(Self::hip_term(rank));
+        }
         self.move_in_histogram(old, rank);
         true
     }
@@ -282,13 +320,14 @@ where
         self.hist[0] as usize == Self::M
     }
 
-    /// Empties the sketch, keeping its seed; the martingale estimate is valid again.
+    /// Empties the sketch, keeping its seed; the martingale estimate is valid again
+    /// (unless the sketch was built [`without_martingale`](Self::without_martingale)).
     pub fn clear(&mut self) {
         self.registers.as_mut().fill(0);
         self.hist = Self::EMPTY_HIST;
         self.hip_estimate = 0.0;
         self.hip_sum = HIP_SUM_EMPTY;
-        self.hip_valid = true;
+        self.hip_valid = self.hip_tracked;
     }
 
     /// Register `index` (0 ..= 64 − P + 1), or 0 if `index ≥ m`.
@@ -537,6 +576,7 @@ where
             hip_estimate: self.hip_estimate,
             hip_sum: self.hip_sum,
             hip_valid: self.hip_valid,
+            hip_tracked: self.hip_tracked,
             registers: self.registers.clone(),
         }
     }
@@ -592,6 +632,33 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+
+    /// Without tracking: same registers, no martingale in the encoding, and a
+    /// martingale-carrying frame decodes into it without one.
+    #[test]
+    fn untracked_martingale_is_never_kept() {
+        let seed = Seed::new(5, 6);
+        let mut tracked = Hll::<8>::new(seed);
+        let mut untracked = Hll::<8>::new(seed).without_martingale();
+        for k in 0..500u32 {
+            tracked.insert(&k.to_le_bytes());
+            untracked.insert(&k.to_le_bytes());
+        }
+        assert_eq!(tracked, untracked);
+        assert!(untracked.estimate_martingale().is_none());
+        let mut a = [0u8; 512];
+        let mut b = [0u8; 512];
+        let na = tracked.encode_into(&mut a).unwrap();
+        let nb = untracked.encode_into(&mut b).unwrap();
+        assert_eq!(na, nb + 8, "the martingale is 8 bytes");
+        let mut fresh = Hll::<8>::new(seed).without_martingale();
+        fresh.decode_into(&a[..na]).unwrap();
+        assert_eq!(fresh, tracked);
+        assert!(fresh.estimate_martingale().is_none());
+        let mut back = Hll::<8>::new(seed);
+        back.decode_into(&a[..na]).unwrap();
+        assert_eq!(back.estimate_martingale(), tracked.estimate_martingale());
+    }
 
     const SEED: Seed = Seed::new(0x1234, 0x5678);
 

@@ -217,7 +217,7 @@ where
                 m: Self::M as u32,
             })?;
         }
-        if let Some(v) = hip {
+        if let Some(v) = hip.filter(|_| self.hip_tracked) {
             self.hip_estimate = v;
             self.hip_sum = self
                 .registers()
