@@ -125,7 +125,7 @@ fn packet_count_epochs_close_and_restart() {
         // Distinct sources (counted on each flow's first frame) within 4 standard
         // errors of P = 10.
         let sources: std::collections::HashSet<&[u8]> =
-            e.flows.keys().map(|k| k.src_bytes()).collect();
+            e.flows.keys().map(loxo_flow::FlowKey::src_bytes).collect();
         let n = sources.len() as f64;
         let rel = (f64::from(r.distinct_sources) - n).abs() / n;
         assert!(
