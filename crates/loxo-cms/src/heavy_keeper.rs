@@ -240,10 +240,19 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, const B: u32>
                 maxv = maxv.max(count);
                 Bucket { fp: b.fp, count }
             } else {
-                let k = if w == 1 { b.count } else { b.count.div_ceil(w) } as usize;
-                let decays = Decay::<B>::TABLE
-                    .get(k)
-                    .is_some_and(|&p| self.next_u32() < p);
+                // k = ⌈C/w⌉ indexes the decay table; past its end there is no draw and
+                // no decay. On 64-bit hosts that case (a mouse packet against an
+                // elephant's bucket) is detected with a multiply, sparing a division's
+                // latency; the outcome and the RNG stream are the same everywhere (a
+                // 32-bit core's one-instruction `UDIV` is cheaper than the check).
+                let beyond = cfg!(target_pointer_width = "64")
+                    && u64::from(b.count) > (DECAY_LEN as u64 - 1) * u64::from(w);
+                let decays = !beyond && {
+                    let k = if w == 1 { b.count } else { b.count.div_ceil(w) } as usize;
+                    Decay::<B>::TABLE
+                        .get(k)
+                        .is_some_and(|&p| self.next_u32() < p)
+                };
                 if !decays {
                     continue;
                 }
