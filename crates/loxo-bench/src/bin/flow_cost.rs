@@ -1,6 +1,7 @@
 //! Instructions per packet of `FlowMonitor::feed` on the flow benchmark's frames:
-//! `valgrind --tool=callgrind target/release/flow_cost` (each pass is one epoch of
-//! 2^15 frames; the total over 4 passes, divided by 4·2^15, is the figure).
+//! `valgrind --tool=callgrind target/release/flow_cost FLOOD PASSES` for PASSES = 1
+//! and 5 (each pass is one epoch of 2^15 frames); the difference of the two totals
+//! divided by 4·2^15 is the figure, without the trace generation.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
@@ -13,10 +14,14 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(0.0);
+    let passes: u32 = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(4);
     let fs = frames(flood);
     let mut m = Box::new(FlowMonitor::default());
     let mut r = Box::new(Report::default());
-    for _ in 0..4 {
+    for _ in 0..passes {
         for f in &fs {
             m.feed(black_box(f));
         }
