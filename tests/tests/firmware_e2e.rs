@@ -166,6 +166,11 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
     assert_eq!(get("nic.overruns"), 0);
     // RAM budget of an STM32F4-class MCU: statics + painted-stack peak.
     assert!(get("ram.total") <= 128 * 1024, "ram {}", get("ram.total"));
+    // Cost goal, counted deterministically under `-icount shift=0`: parse + full
+    // monitor ≤ 1 000 instructions per frame on average.
+    let mean = get("cost.insns_per_frame_mean");
+    println!("cost: {mean} instructions per frame (mean)");
+    assert!(mean <= 1_000, "{mean} instructions per frame");
 
     // Per epoch: frame and malformed counts, then the elephants.
     let mut epochs: BTreeMap<u64, BTreeMap<&str, &str>> = BTreeMap::new();
