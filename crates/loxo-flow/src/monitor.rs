@@ -325,7 +325,9 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
                 }
                 self.packets = self.packets.saturating_add(1);
                 self.bytes = self.bytes.saturating_add(u64::from(f.len));
-                self.fragments = self.fragments.saturating_add(u64::from(f.fragment));
+                if f.fragment {
+                    self.fragments = self.fragments.saturating_add(1);
+                }
             }
             Ok(Parsed::NotIp) => self.not_ip = self.not_ip.saturating_add(1),
             Err(e) => {
