@@ -192,25 +192,20 @@ impl FlowKey {
     #[must_use]
     pub fn hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
         use core::hash::Hasher;
-        let b = &self.bytes;
-        let w64 = |i: usize| match b.get(i..i + 8) {
-            Some(&[a, b, c, d, e, f, g, h]) => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
-            _ => 0,
-        };
         let mut s = seed.hasher();
         if self.is_v6() {
             // 37 bytes: 4 × 8 + 4 + 1.
-            s.write_u64(w64(0));
-            s.write_u64(w64(8));
-            s.write_u64(w64(16));
-            s.write_u64(w64(24));
-            s.write_u32(b.get(32..36).map_or(0, word));
-            s.write_u8(b[36]);
+            s.write_u64(self.le64(0));
+            s.write_u64(self.le64(8));
+            s.write_u64(self.le64(16));
+            s.write_u64(self.le64(24));
+            s.write_u32(self.le32(32));
+            s.write_u8(self.bytes[36]);
         } else {
             // 13 bytes: 8 + 4 + 1.
-            s.write_u64(w64(0));
-            s.write_u32(b.get(8..12).map_or(0, word));
-            s.write_u8(b[12]);
+            s.write_u64(self.le64(0));
+            s.write_u32(self.le32(8));
+            s.write_u8(self.bytes[12]);
         }
         loxo_core::KeyHash::from_u64(s.finish())
     }
@@ -231,17 +226,26 @@ impl FlowKey {
     #[must_use]
     pub fn src_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
         use core::hash::Hasher;
-        let b = &self.bytes;
         let mut s = seed.hasher();
         if self.is_v6() {
-            s.write_u32(b.get(0..4).map_or(0, word));
-            s.write_u32(b.get(4..8).map_or(0, word));
-            s.write_u32(b.get(8..12).map_or(0, word));
-            s.write_u32(b.get(12..16).map_or(0, word));
+            s.write_u64(self.le64(0));
+            s.write_u64(self.le64(8));
         } else {
-            s.write_u32(b.get(0..4).map_or(0, word));
+            s.write_u32(self.le32(0));
         }
         loxo_core::KeyHash::from_u64(s.finish())
+    }
+
+    /// The little-endian word at byte `i` of the canonical buffer (0 past its end).
+    #[inline(always)]
+    fn le32(&self, i: usize) -> u32 {
+        self.bytes.get(i..i + 4).map_or(0, word)
+    }
+
+    /// The little-endian double word at byte `i` (0 past the buffer's end).
+    #[inline(always)]
+    fn le64(&self, i: usize) -> u64 {
+        u64::from(self.le32(i)) | u64::from(self.le32(i + 4)) << 32
     }
 }
 
