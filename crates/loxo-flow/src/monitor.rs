@@ -189,10 +189,10 @@ pub struct Report {
 /// Memory: `size_of::<T>() + 12 KiB (SecondarySketch) + 0.75·(2^14 + 2^10) + 2·296 +
 /// 2·64·96` bytes; the default (`T = DefaultTopK`) is reported by
 /// [`FlowMonitor::memory_bytes`] and is ≤ 64 KiB (checked by a test). Cost per frame:
-/// one parse, one SipHash-1-3 of the 13/37-byte key,
-/// one top-k update, one 3-row Count-Min update, one HLL insert, one blocked-Bloom
-/// `insert_checked`; on a flow's first frame of the epoch also a Bloom `contains`
-/// (new flows) and the source's SipHash + HLL insert.
+/// one parse, one SipHash-1-3 of the 13/37-byte key, one top-k update, one 3-row
+/// Count-Min update, one HLL insert, one blocked-Bloom `insert_checked`; on a flow's
+/// first frame of the epoch also a Bloom `contains` (new flows) and the source's
+/// SipHash + HLL insert.
 ///
 /// Error: the top-k summary's `Entry::error` bound is carried to each [`Elephant`] for
 /// the ranking measure, the Count-Min bound for the other; distinct counts have HLL's
