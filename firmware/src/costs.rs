@@ -49,14 +49,25 @@ fn frame(i: usize) -> [u8; LEN] {
     f
 }
 
-fn report(ticks: &Ticks, name: &str, calls: u32, f: impl FnOnce()) {
+/// Times `ROUNDS` passes of `f` over the items `items()` yields (`FRAMES` of them)
+/// and logs the instructions per call.
+fn measure<I: Iterator>(
+    ticks: &Ticks,
+    name: &str,
+    items: impl Fn() -> I,
+    mut f: impl FnMut(I::Item),
+) {
     let t0 = ticks.now();
-    f();
+    for _ in 0..ROUNDS {
+        for x in items() {
+            f(x);
+        }
+    }
     let dt = Ticks::elapsed(t0, ticks.now());
     defmt::info!(
         "costs: {=str} insns_per_call={=u32}",
         name,
-        dt * INSNS_PER_TICK / calls
+        dt * INSNS_PER_TICK / (FRAMES as u32 * ROUNDS)
     );
 }
 
@@ -85,118 +96,99 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             hashes[i] = seed.hash(&fl.key).get();
         }
     }
-    let calls = FRAMES as u32 * ROUNDS;
-    report(ticks, "empty loop", calls, || {
-        for _ in 0..ROUNDS {
-            for f in frames.iter() {
-                black_box(f);
-            }
-        }
+    let (frames, keys, hashes): (&[_], &[_], &[u64]) = (frames, keys, hashes);
+    let kh = || hashes.iter().map(|h| KeyHash::from_u64(black_box(*h)));
+    measure(
+        ticks,
+        "empty loop",
+        || frames.iter(),
+        |f| {
+            black_box(f);
+        },
+    );
+    measure(
+        ticks,
+        "parse_frame",
+        || frames.iter(),
+        |f| {
+            let _ = black_box(parse_frame(black_box(f)));
+        },
+    );
+    measure(
+        ticks,
+        "siphash key",
+        || keys.iter(),
+        |k| {
+            black_box(seed.hash(black_box(k)));
+        },
+    );
+    measure(
+        ticks,
+        "FlowKey::hash_with (word pieces)",
+        || keys.iter(),
+        |k| {
+            black_box(black_box(k).hash_with(&seed));
+        },
+    );
+    measure(
+        ticks,
+        "siphash src",
+        || keys.iter(),
+        |k| {
+            black_box(seed.hash(black_box(k).src_bytes()));
+        },
+    );
+    measure(
+        ticks,
+        "heavykeeper update",
+        || keys.iter().zip(kh()),
+        |(k, h)| {
+            topk.update(black_box(k), h, 60);
+        },
+    );
+    measure(
+        ticks,
+        "heavykeeper estimate (heap find)",
+        || keys.iter().zip(kh()),
+        |(k, h)| {
+            black_box(topk.estimate(black_box(k), h));
+        },
+    );
+    measure(ticks, "heavykeeper sketch_estimate (rows)", kh, |h| {
+        black_box(topk.sketch_estimate(h));
     });
-    report(ticks, "parse_frame", calls, || {
-        for _ in 0..ROUNDS {
-            for f in frames.iter() {
-                let _ = black_box(parse_frame(black_box(f)));
-            }
-        }
+    let fifth = keys.get(5).copied().unwrap_or_default();
+    measure(
+        ticks,
+        "flowkey eq",
+        || keys.iter(),
+        |k| {
+            black_box(black_box(k) == black_box(&fifth));
+        },
+    );
+    measure(ticks, "keyhash h2", kh, |h| {
+        black_box(h.h2());
     });
-    report(ticks, "siphash key", calls, || {
-        for _ in 0..ROUNDS {
-            for k in keys.iter() {
-                black_box(seed.hash(black_box(k)));
-            }
-        }
+    measure(ticks, "cms 1024x3 add_hash", kh, |h| cms.add_hash(h, 1));
+    measure(ticks, "hll14 insert_hash (no martingale)", kh, |h| {
+        black_box(flows.insert_hash(h));
     });
-    report(ticks, "FlowKey::hash_with (word pieces)", calls, || {
-        for _ in 0..ROUNDS {
-            for k in keys.iter() {
-                black_box(black_box(k).hash_with(&seed));
-            }
-        }
+    measure(ticks, "hll10 insert_hash (martingale)", kh, |h| {
+        black_box(sources.insert_hash(h));
     });
-    report(ticks, "siphash src", calls, || {
-        for _ in 0..ROUNDS {
-            for k in keys.iter() {
-                black_box(seed.hash(black_box(k).src_bytes()));
-            }
-        }
+    measure(ticks, "bloom insert_checked", kh, |h| {
+        black_box(bloom.insert_checked_hash(h));
     });
-    report(ticks, "heavykeeper update", calls, || {
-        for _ in 0..ROUNDS {
-            for (k, h) in keys.iter().zip(hashes.iter()) {
-                topk.update(black_box(k), KeyHash::from_u64(*h), 60);
-            }
-        }
+    measure(ticks, "bloom contains", kh, |h| {
+        black_box(bloom.contains_hash(h));
     });
-    report(ticks, "heavykeeper estimate (heap find)", calls, || {
-        for _ in 0..ROUNDS {
-            for (k, h) in keys.iter().zip(hashes.iter()) {
-                black_box(topk.estimate(black_box(k), KeyHash::from_u64(*h)));
-            }
-        }
-    });
-    report(ticks, "heavykeeper sketch_estimate (rows)", calls, || {
-        for _ in 0..ROUNDS {
-            for h in hashes.iter() {
-                black_box(topk.sketch_estimate(KeyHash::from_u64(black_box(*h))));
-            }
-        }
-    });
-    report(ticks, "flowkey eq", calls, || {
-        for _ in 0..ROUNDS {
-            for k in keys.iter() {
-                black_box(black_box(k) == black_box(&keys[5]));
-            }
-        }
-    });
-    report(ticks, "keyhash h2", calls, || {
-        for _ in 0..ROUNDS {
-            for h in hashes.iter() {
-                black_box(KeyHash::from_u64(black_box(*h)).h2());
-            }
-        }
-    });
-    report(ticks, "cms 1024x3 add_hash", calls, || {
-        for _ in 0..ROUNDS {
-            for h in hashes.iter() {
-                cms.add_hash(KeyHash::from_u64(black_box(*h)), 1);
-            }
-        }
-    });
-    report(ticks, "hll14 insert_hash (no martingale)", calls, || {
-        for _ in 0..ROUNDS {
-            for h in hashes.iter() {
-                black_box(flows.insert_hash(KeyHash::from_u64(black_box(*h))));
-            }
-        }
-    });
-    report(ticks, "hll10 insert_hash (martingale)", calls, || {
-        for _ in 0..ROUNDS {
-            for h in hashes.iter() {
-                black_box(sources.insert_hash(KeyHash::from_u64(black_box(*h))));
-            }
-        }
-    });
-    report(ticks, "bloom insert_checked", calls, || {
-        for _ in 0..ROUNDS {
-            for h in hashes.iter() {
-                black_box(bloom.insert_checked_hash(KeyHash::from_u64(black_box(*h))));
-            }
-        }
-    });
-    report(ticks, "bloom contains", calls, || {
-        for _ in 0..ROUNDS {
-            for h in hashes.iter() {
-                black_box(bloom.contains_hash(KeyHash::from_u64(black_box(*h))));
-            }
-        }
-    });
-    report(ticks, "monitor feed", calls, || {
-        for _ in 0..ROUNDS {
-            for f in frames.iter() {
-                black_box(mon.feed(black_box(f)));
-            }
-        }
-    });
+    measure(
+        ticks,
+        "monitor feed",
+        || frames.iter(),
+        |f| {
+            black_box(mon.feed(black_box(f)));
+        },
+    );
     crate::exit(0);
 }
