@@ -1,5 +1,6 @@
 //! Properties of the loxo-bloom filters: no false negatives ever (all four; cuckoo
-//! while no insert failed; counting across interleaved insert/remove), union equals
+//! while no insert failed; counting across interleaved insert/remove), batched
+//! lookups answering as `contains` does, union equals
 //! the filter of the union bit for bit, seed checks, and wire round trips where
 //! corrupt bytes are an error that leaves the target unchanged.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -43,6 +44,35 @@ proptest! {
             prop_assert!(bb.contains(k));
             prop_assert!(cb.contains(k));
             prop_assert!(cf.contains(k));
+        }
+    }
+
+    #[test]
+    fn batched_lookups_agree_with_contains(
+        s in seed(),
+        present in prop::collection::vec(any::<u64>(), 0..200),
+        queried in prop::collection::vec(any::<u64>(), 0..200),
+    ) {
+        let mut b = Bloom::<64, 5>::new(s);
+        let mut bb = BlockedBloom::<4, 6>::new(s);
+        for k in &present {
+            b.insert(&k.to_le_bytes());
+            bb.insert(&k.to_le_bytes());
+        }
+        let keys: Vec<[u8; 8]> = present.iter().chain(&queried).map(|k| k.to_le_bytes()).collect();
+        let (batches, _) = keys.as_chunks::<16>();
+        for (n, batch) in batches.iter().enumerate() {
+            let hashes = batch.map(|k| s.hash(&k));
+            let (found, found_blocked) = (b.contains_batch(batch), bb.contains_batch(batch));
+            prop_assert_eq!(found, b.contains_hash_batch(&hashes));
+            prop_assert_eq!(found_blocked, bb.contains_hash_batch(&hashes));
+            for (i, k) in batch.iter().enumerate() {
+                prop_assert_eq!(found[i], b.contains(k));
+                prop_assert_eq!(found_blocked[i], bb.contains(k));
+                if 16 * n + i < present.len() {
+                    prop_assert!(found[i] && found_blocked[i], "false negative in a batch");
+                }
+            }
         }
     }
 

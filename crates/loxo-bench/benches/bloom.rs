@@ -2,7 +2,9 @@
 //! per `contains` (hit and miss) at `n = 10^6`, `p = 1 %`, every filter hashing the
 //! same `u64` keys with SipHash-1-3 (loxo's keyed `Seed`; `fastbloom`'s default hasher
 //! and `bloomfilter`'s built-in hashers are SipHash-1-3 too, `bloomfilter` computes
-//! two of them per key). Then classic vs blocked on misses at `n = 10^7`.
+//! two of them per key). Then classic vs blocked on misses at `n = 10^7`: one
+//! `contains` per key, and `contains_batch` over 32 keys (prefetching), each keyed and
+//! pre-hashed.
 //!
 //! Run: `cargo bench -p loxo-bench --bench bloom -- --warm-up-time 1 --measurement-time 3`.
 //! After criterion's report, a ratio table is printed.
@@ -23,6 +25,8 @@ const P: f64 = 0.01;
 const SEED: Seed = Seed::new(0x5eed, 0xb100);
 /// Absent keys start here.
 const ABSENT: u64 = 1 << 40;
+/// Keys per `contains_batch` call (RocksDB's `MultiGet` batch size).
+const BATCH: usize = 32;
 
 type Classic = Bloom<{ bloom_words(N, P) }, { bloom_k(N, P) }>;
 type Blocked = BlockedBloom<{ blocked_blocks(N, P) }, { bloom_k(N, P) }>;
@@ -143,6 +147,27 @@ fn at_ten_million(c: &mut Criterion) {
     bench(c, g, "loxo blocked", N, || {
         black_box(r.clone().filter(|k| lb.contains(&k.to_le_bytes())).count());
     });
+    // The same misses through `contains_batch`, BATCH keys per call.
+    let batches = || {
+        r.clone()
+            .step_by(BATCH)
+            .map(|base| std::array::from_fn::<_, BATCH, _>(|i| (base + i as u64).to_le_bytes()))
+    };
+    let g = "contains_miss_10M_batch";
+    bench(c, g, "loxo", N, || {
+        black_box(
+            batches()
+                .map(|b| hits(&l.contains_batch(&b)))
+                .sum::<usize>(),
+        );
+    });
+    bench(c, g, "loxo blocked", N, || {
+        black_box(
+            batches()
+                .map(|b| hits(&lb.contains_batch(&b)))
+                .sum::<usize>(),
+        );
+    });
     // The filters' own cost: the same misses, hashed beforehand.
     let hashes: Vec<KeyHash> = r.clone().map(|k| SEED.hash(&k.to_le_bytes())).collect();
     let g = "contains_miss_10M_prehashed";
@@ -152,6 +177,29 @@ fn at_ten_million(c: &mut Criterion) {
     bench(c, g, "loxo blocked", N, || {
         black_box(hashes.iter().filter(|&&h| lb.contains_hash(h)).count());
     });
+    let (hash_batches, rest) = hashes.as_chunks::<BATCH>();
+    assert!(rest.is_empty());
+    let g = "contains_miss_10M_prehashed_batch";
+    bench(c, g, "loxo", N, || {
+        black_box(
+            hash_batches
+                .iter()
+                .map(|b| hits(&l.contains_hash_batch(b)))
+                .sum::<usize>(),
+        );
+    });
+    bench(c, g, "loxo blocked", N, || {
+        black_box(
+            hash_batches
+                .iter()
+                .map(|b| hits(&lb.contains_hash_batch(b)))
+                .sum::<usize>(),
+        );
+    });
+}
+
+fn hits(found: &[bool]) -> usize {
+    found.iter().filter(|&&x| x).count()
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -170,7 +218,9 @@ fn print_ratios() {
         "contains_hit_1M",
         "contains_miss_1M",
         "contains_miss_10M",
+        "contains_miss_10M_batch",
         "contains_miss_10M_prehashed",
+        "contains_miss_10M_prehashed_batch",
     ] {
         let get = |name: &str| ns.get(&format!("{group}/{name}")).map(|v| median(v));
         let cell = |x: Option<f64>| x.map_or("—".to_owned(), |x| format!("{x:.2}"));

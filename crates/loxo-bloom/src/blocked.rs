@@ -158,6 +158,59 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
         all
     }
 
+    /// Looks up `N` keys at once: `found[i] == self.contains(&keys[i])`.
+    ///
+    /// Same answers as `N` calls of [`contains`](Self::contains), faster on a filter
+    /// larger than the CPU's caches: every key is hashed and its block prefetched
+    /// before any is tested, so the batch's cache misses overlap each other and the
+    /// hashing (on x86_64; elsewhere it is the same work as the loop). One cache line
+    /// per key is what makes this pay off more than for the classic filter's `K`
+    /// lines. 16–32 keys per batch suit x86_64; `slice::as_chunks` cuts a slice into
+    /// such arrays. Numbers: the crate README.
+    ///
+    /// ```
+    /// use loxo_bloom::BlockedBloom;
+    /// use loxo_core::Seed;
+    ///
+    /// let mut f = BlockedBloom::<64, 7>::new(Seed::new(1, 2));
+    /// f.insert(b"b");
+    /// assert_eq!(f.contains_batch(&[b"a", b"b", b"c"]), [false, true, false]);
+    ///
+    /// let keys: Vec<[u8; 8]> = (0..100u64).map(u64::to_le_bytes).collect();
+    /// let (batches, rest) = keys.as_chunks::<16>();
+    /// let found = batches.iter().flat_map(|b| f.contains_batch(b)).filter(|&x| x).count()
+    ///     + rest.iter().filter(|k| f.contains(k)).count();
+    /// assert_eq!(found, 0);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn contains_batch<Q: AsRef<[u8]>, const N: usize>(&self, keys: &[Q; N]) -> [bool; N] {
+        let mut hashes = [KeyHash::from_u64(0); N];
+        for (h, key) in hashes.iter_mut().zip(keys) {
+            *h = self.seed.hash(key);
+            self.prefetch_hash(*h);
+        }
+        hashes.map(|h| self.contains_hash(h))
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for keys hashed by the caller.
+    #[inline]
+    #[must_use]
+    pub fn contains_hash_batch<const N: usize>(&self, hashes: &[KeyHash; N]) -> [bool; N] {
+        for &h in hashes {
+            self.prefetch_hash(h);
+        }
+        hashes.map(|h| self.contains_hash(h))
+    }
+
+    /// Prefetches the block a lookup of `h` reads.
+    #[inline(always)]
+    fn prefetch_hash(&self, h: KeyHash) {
+        if let Some(block) = self.blocks.get(Self::locate(h).0) {
+            crate::prefetch::prefetch(block);
+        }
+    }
+
     /// Inserts and returns whether the key was (maybe) present before.
     #[inline]
     pub fn insert_checked<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) -> bool {
