@@ -8,8 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_bloom::{
-    blocked_blocks, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, BlockedBloom, Bloom,
-    CountingBloom, Cuckoo, Fingerprint,
+    blocked_blocks, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, optimal_k, register_words,
+    BlockedBloom, Bloom, CountingBloom, Cuckoo, Fingerprint, RegisterBloom,
 };
 use loxo_core::Seed;
 
@@ -115,6 +115,67 @@ fn blocked_against_its_own_bound() {
         assert!((fpr - theory).abs() <= 0.10 * theory, "{fpr} vs {theory}");
         assert!((f.estimated_fpr() - theory).abs() <= 0.10 * theory);
         assert!((f.estimated_len() - N as f64).abs() < 0.05 * N as f64);
+    });
+}
+
+#[test]
+fn register_against_its_own_bound() {
+    big_stack(|| {
+        const W: usize = register_words(N, 0.01);
+        // K = 5 is the best K for this load (and the one the docs recommend).
+        let at = |k: u32| match k {
+            4 => RegisterBloom::<W, 4>::theoretical_fpr(N),
+            5 => RegisterBloom::<W, 5>::theoretical_fpr(N),
+            _ => RegisterBloom::<W, 6>::theoretical_fpr(N),
+        };
+        assert!(
+            at(5) < at(4) && at(5) < at(6),
+            "{} {} {}",
+            at(4),
+            at(5),
+            at(6)
+        );
+        let mut f = Box::new(RegisterBloom::<W, 5>::new(Seed::new(0x4e6, 1)));
+        // Checked at half, full and ten times the design load (overfill must show).
+        for (from, to) in [(0, N / 2), (N / 2, N), (N, 10 * N)] {
+            for k in from..to {
+                f.insert(&k.to_le_bytes());
+            }
+            let fpr = measured(|k| f.contains(k));
+            let theory = RegisterBloom::<W, 5>::theoretical_fpr(to);
+            let bits = 64 * W as u64;
+            let classic = bloom_fpr(bits, optimal_k(bits, to), to);
+            println!(
+                "RegisterBloom: {W} words ({:.2} bits/key), k=5, {to} keys: measured FPR {fpr:.5}, exact theory {theory:.5}, classic at equal bits, optimal k {classic:.5} (penalty {:.2}x), estimated_fpr {:.5}, estimated_len {:.0}",
+                64.0 * W as f64 / to as f64,
+                fpr / classic,
+                f.estimated_fpr(),
+                f.estimated_len()
+            );
+            assert!((fpr - theory).abs() <= 0.10 * theory, "{fpr} vs {theory}");
+            assert!((f.estimated_fpr() - theory).abs() <= 0.10 * theory);
+            if to <= N {
+                assert!((f.estimated_len() - to as f64).abs() < 0.01 * to as f64);
+            } else {
+                assert!(f.estimated_fpr() > 0.9, "overfill visible");
+            }
+        }
+    });
+}
+
+#[test]
+fn register_reaches_one_percent_at_12_5_bits_per_key() {
+    big_stack(|| {
+        const W: usize = (N as usize * 25).div_ceil(128); // 12.5 bits/key
+        let mut f = Box::new(RegisterBloom::<W, 5>::new(Seed::new(0x4e6, 2)));
+        for k in 0..N {
+            f.insert(&k.to_le_bytes());
+        }
+        let fpr = measured(|k| f.contains(k));
+        let theory = RegisterBloom::<W, 5>::theoretical_fpr(N);
+        println!("RegisterBloom: {W} words (12.5 bits/key), k=5: measured FPR {fpr:.5}, exact theory {theory:.5}");
+        assert!((fpr - theory).abs() <= 0.10 * theory, "{fpr} vs {theory}");
+        assert!(fpr < 0.01 && theory < 0.01);
     });
 }
 

@@ -1,4 +1,4 @@
-//! Properties of the loxo-bloom filters: no false negatives ever (all four; cuckoo
+//! Properties of the loxo-bloom filters: no false negatives ever (all five; cuckoo
 //! while no insert failed; counting across interleaved insert/remove), batched
 //! lookups answering as `contains` does, union equals
 //! the filter of the union bit for bit, seed checks, and wire round trips where
@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo};
+use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo, RegisterBloom};
 use loxo_core::{DecodeError, MergeError, Seed};
 use proptest::prelude::*;
 
@@ -26,12 +26,14 @@ proptest! {
     fn no_false_negatives(s in seed(), ks in keys()) {
         let mut b = Bloom::<64, 5>::new(s);
         let mut bb = BlockedBloom::<4, 6>::new(s);
+        let mut rb = RegisterBloom::<32, 5>::new(s);
         let mut cb = CountingBloom::<128, 5>::new(s);
         let mut cf = Cuckoo::<128, u16>::new(s);
         let mut distinct = std::collections::HashSet::new();
         for k in &ks {
             b.insert(k);
             bb.insert(k);
+            rb.insert(k);
             cb.insert(k);
             // A cuckoo filter stores a copy per insert: insert each key once.
             if distinct.insert(k) {
@@ -42,6 +44,8 @@ proptest! {
             prop_assert!(b.contains(k));
             prop_assert!(b.insert_checked(k), "insert_checked reports a present key");
             prop_assert!(bb.contains(k));
+            prop_assert!(rb.contains(k));
+            prop_assert!(rb.clone().insert_checked(k));
             prop_assert!(cb.contains(k));
             prop_assert!(cf.contains(k));
         }
@@ -55,9 +59,11 @@ proptest! {
     ) {
         let mut b = Bloom::<64, 5>::new(s);
         let mut bb = BlockedBloom::<4, 6>::new(s);
+        let mut rb = RegisterBloom::<32, 5>::new(s);
         for k in &present {
             b.insert(&k.to_le_bytes());
             bb.insert(&k.to_le_bytes());
+            rb.insert(&k.to_le_bytes());
         }
         let keys: Vec<[u8; 8]> = present.iter().chain(&queried).map(|k| k.to_le_bytes()).collect();
         let (batches, _) = keys.as_chunks::<16>();
@@ -66,11 +72,17 @@ proptest! {
             let (found, found_blocked) = (b.contains_batch(batch), bb.contains_batch(batch));
             prop_assert_eq!(found, b.contains_hash_batch(&hashes));
             prop_assert_eq!(found_blocked, bb.contains_hash_batch(&hashes));
+            let found_register = rb.contains_batch(batch);
+            prop_assert_eq!(found_register, rb.contains_hash_batch(&hashes));
             for (i, k) in batch.iter().enumerate() {
                 prop_assert_eq!(found[i], b.contains(k));
                 prop_assert_eq!(found_blocked[i], bb.contains(k));
+                prop_assert_eq!(found_register[i], rb.contains(k));
                 if 16 * n + i < present.len() {
-                    prop_assert!(found[i] && found_blocked[i], "false negative in a batch");
+                    prop_assert!(
+                        found[i] && found_blocked[i] && found_register[i],
+                        "false negative in a batch"
+                    );
                 }
             }
         }
@@ -113,24 +125,29 @@ proptest! {
         let build = |ks: &[&Vec<u8>]| {
             let mut f = Bloom::<32, 4>::new(s);
             let mut g = BlockedBloom::<2, 5>::new(s);
+            let mut r = RegisterBloom::<16, 4>::new(s);
             for k in ks {
                 f.insert(k);
                 g.insert(k);
+                r.insert(k);
             }
-            (f, g)
+            (f, g, r)
         };
-        let (mut fa, mut ga) = build(&a.iter().collect::<Vec<_>>());
-        let (fb, gb) = build(&b.iter().collect::<Vec<_>>());
-        let (fab, gab) = build(&a.iter().chain(&b).collect::<Vec<_>>());
-        let (mut fi, mut gi) = (fa.clone(), ga.clone());
+        let (mut fa, mut ga, mut ra) = build(&a.iter().collect::<Vec<_>>());
+        let (fb, gb, rb) = build(&b.iter().collect::<Vec<_>>());
+        let (fab, gab, rab) = build(&a.iter().chain(&b).collect::<Vec<_>>());
+        let (mut fi, mut gi, mut ri) = (fa.clone(), ga.clone(), ra.clone());
         fa.union_with(&fb).unwrap();
         ga.union_with(&gb).unwrap();
+        ra.union_with(&rb).unwrap();
         prop_assert_eq!(&fa, &fab);
         prop_assert_eq!(&ga, &gab);
+        prop_assert_eq!(&ra, &rab);
         fi.intersect_with(&fb).unwrap();
         gi.intersect_with(&gb).unwrap();
+        ri.intersect_with(&rb).unwrap();
         for k in a.iter().filter(|k| b.contains(k)) {
-            prop_assert!(fi.contains(k) && gi.contains(k));
+            prop_assert!(fi.contains(k) && gi.contains(k) && ri.contains(k));
         }
     }
 
@@ -144,11 +161,13 @@ proptest! {
     ) {
         let mut b = Bloom::<16, 3>::new(s);
         let mut bb = BlockedBloom::<2, 4>::new(s);
+        let mut rb = RegisterBloom::<8, 5>::new(s);
         let mut cb = CountingBloom::<16, 3>::new(s);
         let mut cf = Cuckoo::<16, u8>::new(s);
         for k in &ks {
             b.insert(k);
             bb.insert(k);
+            rb.insert(k);
             cb.insert(k);
             let _ = cf.insert(k);
         }
@@ -173,6 +192,7 @@ proptest! {
         }
         check!(b, Bloom::<16, 3>::new(s));
         check!(bb, BlockedBloom::<2, 4>::new(s));
+        check!(rb, RegisterBloom::<8, 5>::new(s));
         check!(cb, CountingBloom::<16, 3>::new(s));
         check!(cf, Cuckoo::<16, u8>::new(s));
     }
@@ -190,6 +210,15 @@ fn mismatches_are_errors() {
     let mut g = BlockedBloom::<1, 3>::new(s1);
     assert_eq!(
         g.union_with(&BlockedBloom::new(s2)),
+        Err(MergeError::SeedMismatch)
+    );
+    let mut r = RegisterBloom::<8, 3>::new(s1);
+    assert_eq!(
+        r.union_with(&RegisterBloom::new(s2)),
+        Err(MergeError::SeedMismatch)
+    );
+    assert_eq!(
+        r.intersect_with(&RegisterBloom::new(s2)),
         Err(MergeError::SeedMismatch)
     );
 
@@ -211,6 +240,22 @@ fn mismatches_are_errors() {
     assert_eq!(
         BlockedBloom::<1, 3>::new(s1).decode_into(&buf),
         Err(DecodeError::WrongKind)
+    );
+    // Same payload length (8 × 32 bits = 4 × 64 bits), other kind.
+    assert_eq!(
+        RegisterBloom::<4, 3>::new(s1).decode_into(&buf),
+        Err(DecodeError::WrongKind)
+    );
+    r.insert(b"x");
+    let mut rbuf = vec![0u8; r.encoded_len()];
+    r.encode_into(&mut rbuf).unwrap();
+    assert_eq!(
+        RegisterBloom::<8, 4>::new(s1).decode_into(&rbuf),
+        Err(DecodeError::ParameterMismatch)
+    );
+    assert_eq!(
+        RegisterBloom::<8, 3>::new(s2).decode_into(&rbuf),
+        Err(DecodeError::SeedMismatch)
     );
     assert_eq!(
         CountingBloom::<8, 3>::new(s1).decode_into(&buf),

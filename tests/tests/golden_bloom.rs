@@ -3,7 +3,7 @@
 //! `LOXO_BLESS=1 cargo test -p loxo-tests --test golden_bloom`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo};
+use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo, RegisterBloom};
 use loxo_core::Seed;
 
 const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
@@ -30,6 +30,19 @@ fn blocked_bloom() {
         f,
         BlockedBloom::<2, 5>::new(SEED),
         36 + 128 + 4
+    );
+    assert!(keys().all(|k| back.contains(&k)));
+}
+
+#[test]
+fn register_bloom() {
+    let mut f = RegisterBloom::<8, 5>::new(SEED);
+    keys().for_each(|k| f.insert(&k));
+    let (back, _) = loxo_tests::golden_round_trip!(
+        "register_bloom.bin",
+        f,
+        RegisterBloom::<8, 5>::new(SEED),
+        36 + 64 + 4
     );
     assert!(keys().all(|k| back.contains(&k)));
 }

@@ -6,6 +6,8 @@
 //! `contains` per key, and `contains_batch` over 32 keys (prefetching), each keyed and
 //! pre-hashed.
 //!
+//! `RegisterBloom` (one 64-bit word per key, `K = 5`) runs beside them.
+//!
 //! Run: `cargo bench -p loxo-bench --bench bloom -- --warm-up-time 1 --measurement-time 3`.
 //! After criterion's report, a ratio table is printed.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -16,7 +18,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use loxo_bloom::{blocked_blocks, bloom_k, bloom_words, BlockedBloom, Bloom};
+use loxo_bloom::{
+    blocked_blocks, bloom_k, bloom_words, register_words, BlockedBloom, Bloom, RegisterBloom,
+};
 use loxo_core::{KeyHash, Seed};
 
 const N: u64 = 1_000_000;
@@ -30,6 +34,9 @@ const BATCH: usize = 32;
 
 type Classic = Bloom<{ bloom_words(N, P) }, { bloom_k(N, P) }>;
 type Blocked = BlockedBloom<{ blocked_blocks(N, P) }, { bloom_k(N, P) }>;
+/// The register-blocked filter with the same bits and its best `K` at that load (5).
+type Register = RegisterBloom<{ register_words(N, P) }, 5>;
+type RegisterBig = RegisterBloom<{ register_words(BIG, P) }, 5>;
 type ClassicBig = Bloom<{ bloom_words(BIG, P) }, { bloom_k(BIG, P) }>;
 type BlockedBig = BlockedBloom<{ blocked_blocks(BIG, P) }, { bloom_k(BIG, P) }>;
 
@@ -86,6 +93,11 @@ fn at_one_million(c: &mut Criterion) {
         (0..N).for_each(|k| f.insert(&k.to_le_bytes()));
         black_box(&f);
     });
+    bench(c, g, "loxo register", N, || {
+        let mut f = Box::new(Register::new(SEED));
+        (0..N).for_each(|k| f.insert(&k.to_le_bytes()));
+        black_box(&f);
+    });
     bench(c, g, "fastbloom", N, || {
         let mut f = fast();
         (0..N).for_each(|k| {
@@ -101,11 +113,13 @@ fn at_one_million(c: &mut Criterion) {
 
     let mut l = Box::new(Classic::new(SEED));
     let mut lb = Box::new(Blocked::new(SEED));
+    let mut lr = Box::new(Register::new(SEED));
     let mut fb = fast();
     let mut bf = peer_bf();
     for k in 0..N {
         l.insert(&k.to_le_bytes());
         lb.insert(&k.to_le_bytes());
+        lr.insert(&k.to_le_bytes());
         fb.insert(&k);
         bf.set(&k);
     }
@@ -122,6 +136,10 @@ fn at_one_million(c: &mut Criterion) {
             black_box(r.clone().filter(|k| lb.contains(&k.to_le_bytes())).count());
         });
         let r = range.clone();
+        bench(c, g, "loxo register", N, || {
+            black_box(r.clone().filter(|k| lr.contains(&k.to_le_bytes())).count());
+        });
+        let r = range.clone();
         bench(c, g, "fastbloom", N, || {
             black_box(r.clone().filter(|k| fb.contains(k)).count());
         });
@@ -132,74 +150,78 @@ fn at_one_million(c: &mut Criterion) {
     }
 }
 
+/// The lookups compared at 10^7 keys, over one type per layout.
+trait Lookup {
+    fn one(&self, key: [u8; 8]) -> bool;
+    fn one_hash(&self, h: KeyHash) -> bool;
+    fn batch(&self, keys: &[[u8; 8]; BATCH]) -> [bool; BATCH];
+    fn batch_hash(&self, hashes: &[KeyHash; BATCH]) -> [bool; BATCH];
+}
+
+macro_rules! lookup {
+    ($($t:ty),*) => {$(
+        impl Lookup for $t {
+            fn one(&self, key: [u8; 8]) -> bool {
+                self.contains(&key)
+            }
+            fn one_hash(&self, h: KeyHash) -> bool {
+                self.contains_hash(h)
+            }
+            fn batch(&self, keys: &[[u8; 8]; BATCH]) -> [bool; BATCH] {
+                self.contains_batch(keys)
+            }
+            fn batch_hash(&self, hashes: &[KeyHash; BATCH]) -> [bool; BATCH] {
+                self.contains_hash_batch(hashes)
+            }
+        }
+    )*};
+}
+lookup!(ClassicBig, BlockedBig, RegisterBig);
+
 fn at_ten_million(c: &mut Criterion) {
     let mut l = Box::new(ClassicBig::new(SEED));
     let mut lb = Box::new(BlockedBig::new(SEED));
+    let mut lr = Box::new(RegisterBig::new(SEED));
     for k in 0..BIG {
         l.insert(&k.to_le_bytes());
         lb.insert(&k.to_le_bytes());
+        lr.insert(&k.to_le_bytes());
     }
-    let r = ABSENT..ABSENT + N;
-    let g = "contains_miss_10M";
-    bench(c, g, "loxo", N, || {
-        black_box(r.clone().filter(|k| l.contains(&k.to_le_bytes())).count());
-    });
-    bench(c, g, "loxo blocked", N, || {
-        black_box(r.clone().filter(|k| lb.contains(&k.to_le_bytes())).count());
-    });
-    // The same misses through `contains_batch`, BATCH keys per call.
-    let batches = || {
-        r.clone()
-            .step_by(BATCH)
-            .map(|base| std::array::from_fn::<_, BATCH, _>(|i| (base + i as u64).to_le_bytes()))
-    };
-    let g = "contains_miss_10M_batch";
-    bench(c, g, "loxo", N, || {
-        black_box(
-            batches()
-                .map(|b| hits(&l.contains_batch(&b)))
-                .sum::<usize>(),
-        );
-    });
-    bench(c, g, "loxo blocked", N, || {
-        black_box(
-            batches()
-                .map(|b| hits(&lb.contains_batch(&b)))
-                .sum::<usize>(),
-        );
-    });
+    let keys: Vec<[u8; 8]> = (ABSENT..ABSENT + N).map(u64::to_le_bytes).collect();
     // The filters' own cost: the same misses, hashed beforehand.
-    let hashes: Vec<KeyHash> = r.clone().map(|k| SEED.hash(&k.to_le_bytes())).collect();
-    let g = "contains_miss_10M_prehashed";
-    bench(c, g, "loxo", N, || {
-        black_box(hashes.iter().filter(|&&h| l.contains_hash(h)).count());
-    });
-    bench(c, g, "loxo blocked", N, || {
-        black_box(hashes.iter().filter(|&&h| lb.contains_hash(h)).count());
-    });
-    let (hash_batches, rest) = hashes.as_chunks::<BATCH>();
-    assert!(rest.is_empty());
-    let g = "contains_miss_10M_prehashed_batch";
-    bench(c, g, "loxo", N, || {
-        black_box(
-            hash_batches
-                .iter()
-                .map(|b| hits(&l.contains_hash_batch(b)))
-                .sum::<usize>(),
-        );
-    });
-    bench(c, g, "loxo blocked", N, || {
-        black_box(
-            hash_batches
-                .iter()
-                .map(|b| hits(&lb.contains_hash_batch(b)))
-                .sum::<usize>(),
-        );
-    });
+    let hashes: Vec<KeyHash> = keys.iter().map(|k| SEED.hash(k)).collect();
+    misses(c, "loxo", &*l, &keys, &hashes);
+    misses(c, "loxo blocked", &*lb, &keys, &hashes);
+    misses(c, "loxo register", &*lr, &keys, &hashes);
 }
 
-fn hits(found: &[bool]) -> usize {
-    found.iter().filter(|&&x| x).count()
+/// One filter's misses at 10^7 keys: per key and in batches, keyed and pre-hashed.
+fn misses(c: &mut Criterion, name: &str, f: &impl Lookup, keys: &[[u8; 8]], hashes: &[KeyHash]) {
+    let (key_batches, _) = keys.as_chunks::<BATCH>();
+    let (hash_batches, _) = hashes.as_chunks::<BATCH>();
+    let count = |found: &[bool]| found.iter().filter(|&&x| x).count();
+    bench(c, "contains_miss_10M", name, N, || {
+        black_box(keys.iter().filter(|&&k| f.one(k)).count());
+    });
+    bench(c, "contains_miss_10M_batch", name, N, || {
+        black_box(
+            key_batches
+                .iter()
+                .map(|b| count(&f.batch(b)))
+                .sum::<usize>(),
+        );
+    });
+    bench(c, "contains_miss_10M_prehashed", name, N, || {
+        black_box(hashes.iter().filter(|&&h| f.one_hash(h)).count());
+    });
+    bench(c, "contains_miss_10M_prehashed_batch", name, N, || {
+        black_box(
+            hash_batches
+                .iter()
+                .map(|b| count(&f.batch_hash(b)))
+                .sum::<usize>(),
+        );
+    });
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -211,8 +233,8 @@ fn median(v: &[f64]) -> f64 {
 fn print_ratios() {
     let ns = NS.lock().unwrap();
     println!("\nmedian ns per key (this run):");
-    println!("| benchmark | loxo Bloom | loxo BlockedBloom | fastbloom | bloomfilter | Bloom ÷ fastbloom | Bloom ÷ BlockedBloom |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("| benchmark | loxo Bloom | loxo BlockedBloom | loxo RegisterBloom | fastbloom | bloomfilter | Bloom ÷ fastbloom | Bloom ÷ BlockedBloom | Bloom ÷ RegisterBloom |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for group in [
         "insert_1M",
         "contains_hit_1M",
@@ -228,20 +250,23 @@ fn print_ratios() {
             (Some(a), Some(b)) => format!("{:.2}×", a / b),
             _ => "—".to_owned(),
         };
-        let (l, lb, fb, bf) = (
+        let (l, lb, lr, fb, bf) = (
             get("loxo"),
             get("loxo blocked"),
+            get("loxo register"),
             get("fastbloom"),
             get("bloomfilter"),
         );
         println!(
-            "| {group} | {} | {} | {} | {} | {} | {} |",
+            "| {group} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(l),
             cell(lb),
+            cell(lr),
             cell(fb),
             cell(bf),
             ratio(l, fb),
-            ratio(l, lb)
+            ratio(l, lb),
+            ratio(l, lr)
         );
     }
 }

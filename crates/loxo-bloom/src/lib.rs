@@ -6,14 +6,15 @@
 //! |---|---|---|---|
 //! | [`Bloom<M, K>`] | membership | `4·M` bytes (`32·M` bits) | classic; union/intersection; health estimates |
 //! | [`BlockedBloom<B, K>`] | membership | `64·B` bytes | one cache line per key: fastest (above all batched, [`BlockedBloom::contains_batch`]), slightly higher FPR |
+//! | [`RegisterBloom<W, K>`] | membership | `8·W` bytes | one 64-bit word per key: one load and a mask compare per lookup; the highest FPR |
 //! | [`CountingBloom<M, K>`] | membership with removal | `4·M` bytes (`8·M` 4-bit counters) | sticky saturation at 15 |
 //! | [`Cuckoo<B, F>`] | membership with removal | `4·B·size_of::<F>()` bytes | fewer bits/key below ≈ 3 % FPR |
 //!
 //! Every filter hashes a key once with keyed SipHash-1-3 ([`loxo_core::Seed`]) and
 //! derives all its probes from that digest; pre-hashed variants (`*_hash`) take a
 //! [`loxo_core::KeyHash`] computed once and shared with other sketches. Sizing helpers
-//! ([`bloom_words`], [`bloom_k`], [`blocked_blocks`], [`cuckoo_buckets`]) are `const
-//! fn`, so a capacity and a target rate become a type:
+//! ([`bloom_words`], [`bloom_k`], [`blocked_blocks`], [`register_words`],
+//! [`cuckoo_buckets`]) are `const fn`, so a capacity and a target rate become a type:
 //!
 //! ```
 //! use loxo_bloom::{bloom_k, bloom_words, Bloom};
@@ -34,14 +35,17 @@ mod counting;
 mod cuckoo;
 mod health;
 mod prefetch;
+mod register;
 mod sizing;
 
 pub use blocked::BlockedBloom;
 pub use bloom::Bloom;
 pub use counting::{CountingBloom, COUNTER_MAX};
 pub use cuckoo::{Cuckoo, Fingerprint, Full, MAX_KICKS, SLOTS};
+pub use register::RegisterBloom;
 pub use sizing::{
     blocked_blocks, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln, optimal_k,
+    register_words,
 };
 
 /// Writes a frame whose payload is `words`, `u32` little-endian (Bloom and counting

@@ -1,6 +1,7 @@
 //! The crate's only `unsafe`: a software prefetch hint for the batched lookups
 //! ([`Bloom::contains_batch`](crate::Bloom::contains_batch),
-//! [`BlockedBloom::contains_batch`](crate::BlockedBloom::contains_batch)).
+//! [`BlockedBloom::contains_batch`](crate::BlockedBloom::contains_batch),
+//! [`RegisterBloom::contains_batch`](crate::RegisterBloom::contains_batch)).
 //!
 //! A prefetch retires at once, unlike a load, so a batch can hash its next keys while
 //! the cache lines of the previous ones are on their way (RocksDB's `MultiGet` does
@@ -31,7 +32,7 @@ pub(crate) fn prefetch<T>(value: &T) {
 mod tests {
     use loxo_core::Seed;
 
-    use crate::{BlockedBloom, Bloom};
+    use crate::{BlockedBloom, Bloom, RegisterBloom};
 
     /// Half the keys inserted, all looked up in batches of 8 (and one of 0 and 1):
     /// the batched answers are the per-key answers. Small enough for Miri.
@@ -40,10 +41,12 @@ mod tests {
         let seed = Seed::new(0xba7c, 0x4);
         let mut classic = Bloom::<64, 5>::new(seed);
         let mut blocked = BlockedBloom::<4, 6>::new(seed);
+        let mut register = RegisterBloom::<32, 5>::new(seed);
         let keys: [[u8; 4]; 64] = core::array::from_fn(|i| (i as u32 * 7919).to_le_bytes());
         for k in keys.iter().step_by(2) {
             classic.insert(k);
             blocked.insert(k);
+            register.insert(k);
         }
         let (batches, rest) = keys.as_chunks::<8>();
         assert!(rest.is_empty());
@@ -52,10 +55,14 @@ mod tests {
             let (c, b) = (classic.contains_batch(batch), blocked.contains_batch(batch));
             assert_eq!(c, classic.contains_hash_batch(&hashes));
             assert_eq!(b, blocked.contains_hash_batch(&hashes));
+            let r = register.contains_batch(batch);
+            assert_eq!(r, register.contains_hash_batch(&hashes));
             for (i, k) in batch.iter().enumerate() {
                 assert_eq!(c[i], classic.contains(k));
                 assert_eq!(b[i], blocked.contains(k));
+                assert_eq!(r[i], register.contains(k));
             }
+            assert!(r.iter().step_by(2).all(|&x| x), "no false negatives");
             assert!(c.iter().step_by(2).all(|&x| x), "no false negatives");
             assert!(b.iter().step_by(2).all(|&x| x), "no false negatives");
         }

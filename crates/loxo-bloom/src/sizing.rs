@@ -142,6 +142,19 @@ pub const fn blocked_blocks(n: u64, p: f64) -> usize {
     }
 }
 
+/// 64-bit words of a [`RegisterBloom`](crate::RegisterBloom) with the bits the
+/// classic filter would need for `n` keys at rate `p` (the register-blocked filter's
+/// real rate is about twice `p` at 1 %; see its docs).
+#[must_use]
+pub const fn register_words(n: u64, p: f64) -> usize {
+    let w = bloom_bits(n, p).div_ceil(64);
+    if w == 0 {
+        1
+    } else {
+        w as usize
+    }
+}
+
 /// Buckets of a [`Cuckoo`](crate::Cuckoo) filter for `n` keys: the next power of two
 /// of `⌈n / (4 · 0.95)⌉` (4 slots per bucket, 95 % load).
 #[must_use]

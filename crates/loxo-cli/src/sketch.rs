@@ -214,11 +214,11 @@ fn describe_payload(
             .map_or(0, u64::from_le_bytes)
     };
     match kind {
-        SketchKind::Bloom | SketchKind::BlockedBloom => {
-            let (bits, what) = if kind == SketchKind::Bloom {
-                (32 * a, format!("{a} words of 32 bits"))
-            } else {
-                (512 * a, format!("{a} blocks of 512 bits"))
+        SketchKind::Bloom | SketchKind::BlockedBloom | SketchKind::RegisterBloom => {
+            let (bits, what) = match kind {
+                SketchKind::Bloom => (32 * a, format!("{a} words of 32 bits")),
+                SketchKind::BlockedBloom => (512 * a, format!("{a} blocks of 512 bits")),
+                _ => (64 * a, format!("{a} words of 64 bits, one per key")),
             };
             let set = ones(p);
             let fill = set as f64 / bits as f64;

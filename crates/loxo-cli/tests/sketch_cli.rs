@@ -192,5 +192,5 @@ fn inspect_reads_every_golden_file() {
         assert!(out.contains("kind:") && out.contains("memory:"), "{out}");
         seen += 1;
     }
-    assert_eq!(seen, 13, "one golden file per kind and variant");
+    assert_eq!(seen, 14, "one golden file per kind and variant");
 }

@@ -85,6 +85,8 @@ pub enum SketchKind {
     SpaceSaving = 9,
     /// HeavyKeeper top-k.
     HeavyKeeper = 10,
+    /// Register-blocked Bloom filter (one 64-bit word per key).
+    RegisterBloom = 11,
 }
 
 impl SketchKind {
@@ -102,6 +104,7 @@ impl SketchKind {
             8 => Self::CountSketch,
             9 => Self::SpaceSaving,
             10 => Self::HeavyKeeper,
+            11 => Self::RegisterBloom,
             _ => return None,
         })
     }
@@ -120,6 +123,7 @@ impl SketchKind {
             Self::CountSketch => "count-sketch",
             Self::SpaceSaving => "space-saving",
             Self::HeavyKeeper => "heavy-keeper",
+            Self::RegisterBloom => "register-bloom",
         }
     }
 }

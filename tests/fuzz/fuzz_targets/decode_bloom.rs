@@ -1,9 +1,9 @@
-//! Any bytes into the four Bloom-family decoders: never a panic, a failed decode
+//! Any bytes into the five Bloom-family decoders: never a panic, a failed decode
 //! leaves the target unchanged, an accepted frame re-encodes to the same bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo};
+use loxo_bloom::{BlockedBloom, Bloom, CountingBloom, Cuckoo, RegisterBloom};
 use loxo_core::Seed;
 
 /// The seed of the golden files that seed the corpus.
@@ -28,6 +28,7 @@ macro_rules! check {
 fuzz_target!(|data: &[u8]| {
     check!(data, Bloom<16, 4>, |f: &mut Bloom<16, 4>| f.insert(b"x"));
     check!(data, BlockedBloom<2, 5>, |f: &mut BlockedBloom<2, 5>| f.insert(b"x"));
+    check!(data, RegisterBloom<8, 5>, |f: &mut RegisterBloom<8, 5>| f.insert(b"x"));
     check!(data, CountingBloom<32, 3>, |f: &mut CountingBloom<32, 3>| f.insert(b"x"));
     check!(data, Cuckoo<16, u16>, |f: &mut Cuckoo<16, u16>| {
         let _ = f.insert(b"x");
