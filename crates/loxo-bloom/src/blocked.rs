@@ -409,3 +409,16 @@ impl<const B: usize, const K: u32> fmt::Debug for BlockedBloom<B, K> {
             .finish()
     }
 }
+
+#[cfg(feature = "defmt")]
+impl<const B: usize, const K: u32> defmt::Format for BlockedBloom<B, K> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "BlockedBloom {{ bits: {}, k: {}, set: {} }}",
+            Self::BITS,
+            K,
+            self.count_ones()
+        );
+    }
+}

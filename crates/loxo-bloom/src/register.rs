@@ -411,6 +411,19 @@ impl<const W: usize, const K: u32> fmt::Debug for RegisterBloom<W, K> {
     }
 }
 
+#[cfg(feature = "defmt")]
+impl<const W: usize, const K: u32> defmt::Format for RegisterBloom<W, K> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "RegisterBloom {{ bits: {}, k: {}, set: {} }}",
+            Self::BITS,
+            K,
+            self.count_ones()
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use loxo_core::KeyHash;
