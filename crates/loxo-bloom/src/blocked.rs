@@ -185,22 +185,19 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     #[inline]
     #[must_use]
     pub fn contains_batch<Q: AsRef<[u8]>, const N: usize>(&self, keys: &[Q; N]) -> [bool; N] {
-        let mut hashes = [KeyHash::from_u64(0); N];
-        for (h, key) in hashes.iter_mut().zip(keys) {
-            *h = self.seed.hash(key);
-            self.prefetch_hash(*h);
-        }
-        hashes.map(|h| self.contains_hash(h))
+        crate::prefetch::batch(
+            &self.seed,
+            keys,
+            |h| self.prefetch_hash(h),
+            |h| self.contains_hash(h),
+        )
     }
 
     /// [`contains_batch`](Self::contains_batch) for keys hashed by the caller.
     #[inline]
     #[must_use]
     pub fn contains_hash_batch<const N: usize>(&self, hashes: &[KeyHash; N]) -> [bool; N] {
-        for &h in hashes {
-            self.prefetch_hash(h);
-        }
-        hashes.map(|h| self.contains_hash(h))
+        crate::prefetch::batch_hashed(hashes, |h| self.prefetch_hash(h), |h| self.contains_hash(h))
     }
 
     /// Prefetches the block a lookup of `h` reads.

@@ -10,6 +10,8 @@
 //! loop.
 #![allow(unsafe_code)]
 
+use loxo_core::{KeyHash, Seed};
+
 /// Asks the CPU to bring the cache line holding `*value` into L1.
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {
@@ -26,6 +28,36 @@ pub(crate) fn prefetch<T>(value: &T) {
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
     let _ = value;
+}
+
+/// The batched lookup every filter offers: hash each key and `prefetch` what its
+/// lookup will read, then `test` them all.
+#[inline(always)]
+pub(crate) fn batch<Q: AsRef<[u8]>, const N: usize>(
+    seed: &Seed,
+    keys: &[Q; N],
+    prefetch: impl Fn(KeyHash),
+    test: impl Fn(KeyHash) -> bool,
+) -> [bool; N] {
+    let mut hashes = [KeyHash::from_u64(0); N];
+    for (h, key) in hashes.iter_mut().zip(keys) {
+        *h = seed.hash(key);
+        prefetch(*h);
+    }
+    hashes.map(test)
+}
+
+/// [`batch`] for keys hashed by the caller.
+#[inline(always)]
+pub(crate) fn batch_hashed<const N: usize>(
+    hashes: &[KeyHash; N],
+    prefetch: impl Fn(KeyHash),
+    test: impl Fn(KeyHash) -> bool,
+) -> [bool; N] {
+    for &h in hashes {
+        prefetch(h);
+    }
+    hashes.map(test)
 }
 
 #[cfg(test)]
