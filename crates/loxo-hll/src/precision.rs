@@ -8,12 +8,12 @@
 //! [`Hll<P>`](crate::Hll) therefore both sizes the storage and rejects any other
 //! precision at compile time, while users still write `Hll<14>`.
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! // P = 3 has no `SupportedPrecision` impl: too few registers for the estimator.
 //! let _ = loxo_hll::Hll::<3>::new(loxo_core::Seed::new(1, 2));
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! // P = 19 would need 384 KiB of registers: rejected at compile time.
 //! let _ = loxo_hll::Hll::<19>::new(loxo_core::Seed::new(1, 2));
 //! ```
@@ -52,7 +52,7 @@ pub trait SupportedPrecision: sealed::Sealed {
 /// Folding towards a *higher* precision would have to invent the index bits a
 /// coarser sketch has thrown away, so it is rejected at compile time:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// use loxo_core::Seed;
 /// use loxo_hll::Hll;
 ///
@@ -60,7 +60,7 @@ pub trait SupportedPrecision: sealed::Sealed {
 /// let _finer: Hll<12> = coarse.fold(); // 10 -> 12: no `FoldsInto<12>` for `Precision<10>`
 /// ```
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// use loxo_core::Seed;
 /// use loxo_hll::Hll;
 ///
