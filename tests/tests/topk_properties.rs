@@ -66,7 +66,7 @@ proptest! {
     /// 2⁻³² fingerprint collision aside, impossible to hit with ≤ 200 keys here).
     #[test]
     fn cms_topk_upper_and_heavy_keeper_lower_bounds(s in stream()) {
-        let mut cu = CmsTopK::<32, 3, 8, u64>::new();
+        let mut cu = CmsTopK::<32, 3, 8, u64>::new(SEED);
         let mut hk = HeavyKeeper::<16, 2, 8, u64>::new(3);
         let exact = feed(&mut cu, &s);
         feed(&mut hk, &s);

@@ -128,7 +128,7 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
         }
         black_box(&ss);
     });
-    let mut ct = Box::new(CmsTopK::<285, 4, 100, u64>::new());
+    let mut ct = Box::new(CmsTopK::<281, 4, 100, u64>::new(SEED));
     bench(c, g, "loxo CMS-CU + heap", || {
         for &k in keys {
             ct.update(&k, SEED.hash_u64(k), 1);

@@ -1,6 +1,6 @@
 //! The Count-Sketch [`CountSketch<W, D>`]: signed counters, unbiased estimates.
 
-use loxo_core::{KeyHash, MergeError, Seed};
+use loxo_core::{KeyHash, MergeError, RowHash, RowHashes, Seed};
 
 use crate::cms::MAX_DEPTH;
 
@@ -15,22 +15,30 @@ use crate::cms::MAX_DEPTH;
 ///
 /// # Guarantee
 ///
-/// Each row's error has mean 0 and variance `≤ ‖f‖₂² / W`. By Chebyshev a row is
-/// within `ε·‖f‖₂`, `ε = √(3/W)`, with probability ≥ 2/3; the median is off only if
-/// half the rows are, which by Hoeffding has probability `≤ δ = e^−D/18`. The error
-/// scales with ‖f‖₂, not ‖f‖₁ as in Count-Min: much smaller on skewed streams, but
-/// two-sided. Counters saturate at `i64::MIN/MAX` (never reached by realistic
-/// weights; saturation would break exact deletion).
+/// Row `i` puts a key in column `r_i(h)` with sign `s_i(h)` from its own hash function
+/// ([`RowHashes`]: multiply-add-shift with per-row parameters drawn from the seed; the
+/// column from the row value's high 32 bits, the sign from bit 31), so rows are
+/// independent and, within a row, another key shares the column with probability
+/// `≈ 1/W` and an independent sign. Each row's error then has mean 0 and variance
+/// `≤ ‖f‖₂² / W`. By Chebyshev a row is within `ε·‖f‖₂`, `ε = √(3/W)`, with
+/// probability ≥ 2/3; the median is off only if at least `⌈D/2⌉` rows are, so
+/// `δ ≤ P[Binomial(D, 1/3) ≥ ⌈D/2⌉]` (0.21 at D = 5, 0.17 at D = 7, 0.15 at D = 14;
+/// Hoeffding's `e^−D/18` is a looser closed form). The error scales with ‖f‖₂, not
+/// ‖f‖₁ as in Count-Min: much smaller on skewed streams, but two-sided. Counters
+/// saturate at `i64::MIN/MAX` (never reached by realistic weights; saturation would
+/// break exact deletion). Tested in `tests/tests/cms_rows.rs`: the number of rows
+/// failing for an absent key follows the independent-row law (chi-square) and the
+/// median's failure rate stays below it.
 ///
 /// # Memory
 ///
-/// `8·D·W` bytes of counters plus the 16-byte seed: `CountSketch<1024, 5>` is
-/// 40 976 bytes.
+/// `8·D·W` bytes of counters plus the 16-byte seed and `16·D` bytes of row functions:
+/// `CountSketch<1024, 5>` is 41 056 bytes.
 ///
 /// # Cost
 ///
 /// [`add`](Self::add): one SipHash-1-3 (or none with [`add_hash`](Self::add_hash)),
-/// then `D` probes (add + multiply). [`estimate`](Self::estimate): the same plus an
+/// then `D` probes (a 64-bit multiply-add and a 32-bit multiply each). [`estimate`](Self::estimate): the same plus an
 /// insertion sort of `D` values.
 ///
 /// # Example
@@ -49,6 +57,8 @@ use crate::cms::MAX_DEPTH;
 #[derive(Clone, Debug, PartialEq)]
 pub struct CountSketch<const W: usize, const D: usize> {
     pub(crate) seed: Seed,
+    /// Row `i`'s index and sign function, derived from `seed`.
+    hashes: RowHashes<D>,
     pub(crate) rows: [[i64; W]; D],
 }
 
@@ -67,6 +77,7 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
         let () = Self::CHECK;
         Self {
             seed,
+            hashes: RowHashes::new(seed),
             rows: [[0; W]; D],
         }
     }
@@ -87,10 +98,13 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
         r
     }
 
-    /// Sign of row `i`: bit `i + 1` of the second hash (bit 0 is forced odd).
+    /// The key's cell in row `f` and its ±1 sign: the bucket from the row value's
+    /// high 32 bits, the sign from bit 31, which the bucket does not use.
     #[inline(always)]
-    fn sign(h2: u64, i: usize) -> i64 {
-        (((h2 >> (i + 1)) & 1) as i64) * 2 - 1
+    fn cell(f: RowHash, h: KeyHash) -> (usize, i64) {
+        let v = f.value(h);
+        let j = loxo_core::reduce(v, W as u32) as usize;
+        (j, (((v >> 31) & 1) as i64) * 2 - 1)
     }
 
     /// Adds weight `w` (negative to delete) to `key`.
@@ -102,10 +116,10 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
     /// [`add`](Self::add) from a pre-computed digest.
     #[inline]
     pub fn add_hash(&mut self, h: KeyHash, w: i64) {
-        let h2 = h.h2();
-        for (i, row) in self.rows.iter_mut().enumerate() {
-            if let Some(c) = row.get_mut(h.index(i as u32, W as u32) as usize) {
-                *c = c.saturating_add(Self::sign(h2, i).saturating_mul(w));
+        for (row, &f) in self.rows.iter_mut().zip(self.hashes.iter()) {
+            let (j, sign) = Self::cell(f, h);
+            if let Some(c) = row.get_mut(j) {
+                *c = c.saturating_add(sign.saturating_mul(w));
             }
         }
     }
@@ -118,11 +132,11 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
 
     /// [`estimate`](Self::estimate) from a pre-computed digest.
     pub fn estimate_hash(&self, h: KeyHash) -> i64 {
-        let h2 = h.h2();
         let mut v = [0i64; D];
-        for (i, (row, slot)) in self.rows.iter().zip(v.iter_mut()).enumerate() {
-            if let Some(&c) = row.get(h.index(i as u32, W as u32) as usize) {
-                *slot = Self::sign(h2, i).saturating_mul(c);
+        for ((row, &f), slot) in self.rows.iter().zip(self.hashes.iter()).zip(v.iter_mut()) {
+            let (j, sign) = Self::cell(f, h);
+            if let Some(&c) = row.get(j) {
+                *slot = sign.saturating_mul(c);
             }
         }
         // Insertion sort: D ≤ 32 and usually ≤ 7.
@@ -165,11 +179,21 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
     pub fn clear(&mut self) {
         self.rows = [[0; W]; D];
     }
+
+    /// The raw signed counters, row by row (for encoding or inspection).
+    pub const fn rows(&self) -> &[[i64; W]; D] {
+        &self.rows
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn size_is_as_documented() {
+        assert_eq!(core::mem::size_of::<CountSketch<1024, 5>>(), 41_056);
+    }
 
     #[test]
     fn even_depth_median_and_epsilon() {

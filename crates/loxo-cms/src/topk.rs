@@ -74,7 +74,7 @@ pub struct Entry<K> {
 /// assert!(top[0].count - top[0].error <= 500 && 500 <= top[0].count);
 /// let top = feed(&mut HeavyKeeper::<64, 2, 16, [u8; 4]>::new(9), seed);
 /// assert_eq!((top[0].key, top[0].count), ([1, 1, 1, 1], 500));
-/// let top = feed(&mut CmsTopK::<64, 2, 16, [u8; 4]>::new(), seed);
+/// let top = feed(&mut CmsTopK::<64, 2, 16, [u8; 4]>::new(seed), seed);
 /// assert_eq!(top[0].key, [1, 1, 1, 1]);
 /// ```
 pub trait TopK<K: Copy + Eq> {
@@ -125,12 +125,13 @@ pub trait TopK<K: Copy + Eq> {
 /// sketch estimate back (nothing is lost, unlike Space-Saving).
 ///
 /// Memory: `size_of::<CmsCu<W, D, C>>() + N·(size_of::<Slot<K>>() + 4) + 8`;
-/// `CmsTopK<285, 4, 100, u64>` is 8 192 bytes. Cost per update: `D` probes, a
+/// `CmsTopK<281, 4, 100, u64>` is 8 192 bytes. Cost per update: `D` probes, a
 /// `D`-cell read-modify-write, an index probe and O(log N) heap work.
 ///
-/// Updates use the caller's hash, so query the inner sketch ([`sketch`](Self::sketch))
-/// with [`estimate_hash`](crate::Cms::estimate_hash) and the same digest; its own
-/// seed is a placeholder (`Seed::new(0, 0)`) and its keyed `estimate` is meaningless.
+/// `seed` should be the seed the caller hashes keys with: the sketch derives its
+/// independent row functions from it (see [`Cms`](crate::Cms)), and then the inner
+/// sketch's keyed [`estimate`](crate::Cms::estimate) agrees with the digests passed to
+/// [`update`](TopK::update).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CmsTopK<const W: usize, const D: usize, const N: usize, K, C: Counter = u32> {
     cms: CmsCu<W, D, C>,
@@ -140,11 +141,11 @@ pub struct CmsTopK<const W: usize, const D: usize, const N: usize, K, C: Counter
 impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, C: Counter>
     CmsTopK<W, D, N, K, C>
 {
-    /// An empty tracker.
+    /// An empty tracker whose sketch rows are derived from `seed`.
     #[must_use]
-    pub const fn new() -> Self {
+    pub const fn new(seed: Seed) -> Self {
         Self {
-            cms: CmsCu::new(Seed::new(0, 0)),
+            cms: CmsCu::new(seed),
             heap: KeyHeap::new(),
         }
     }
@@ -152,14 +153,6 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, C: Counter>
     /// The sketch behind the heap (for frequency queries of any key).
     pub const fn sketch(&self) -> &CmsCu<W, D, C> {
         &self.cms
-    }
-}
-
-impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, C: Counter> Default
-    for CmsTopK<W, D, N, K, C>
-{
-    fn default() -> Self {
-        Self::new()
     }
 }
 

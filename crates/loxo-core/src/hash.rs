@@ -54,7 +54,9 @@ pub const fn mix64(mut x: u64) -> u64 {
 /// (forced odd, so the probe sequence never collapses onto one value), then
 /// [`reduce`]d into the table size. Kirsch and Mitzenmacher (2006) show that `k`
 /// probes built this way give the same asymptotic false-positive rate as `k`
-/// independent hash functions.
+/// independent hash functions — right for a Bloom filter's probes into one array,
+/// **not** for the rows of a Count-Min or Count-Sketch, whose guarantee needs rows
+/// that collide independently: those use [`RowHashes`](crate::RowHashes).
 ///
 /// Memory: 8 bytes. Every method is `#[inline]`, branch-free and division-free.
 ///

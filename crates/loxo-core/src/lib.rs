@@ -12,11 +12,17 @@
 //! let seed = Seed::new(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
 //! let h = seed.hash(b"10.0.0.1:443 -> 10.0.0.2:51000/tcp");
 //!
-//! // Three Bloom probes into a 1000-bit array, two CMS rows of 272 counters:
+//! // Three Bloom probes into a 1000-bit array (double hashing):
 //! let bits: [u32; 3] = core::array::from_fn(|i| h.index(i as u32, 1000));
 //! assert!(bits.iter().all(|&b| b < 1000));
-//! assert!(h.index(0, 272) < 272 && h.index(1, 272) < 272);
+//! // Two Count-Min rows of 272 counters (independent per-row hash functions):
+//! let rows = loxo_core::RowHashes::<2>::new(seed);
+//! assert!(rows.iter().all(|r| r.index(h, 272) < 272));
 //! ```
+//!
+//! Bloom probes may share one double-hashing sequence ([`KeyHash::probes`]); rows
+//! of a sketch whose guarantee multiplies per-row failure probabilities may not, so
+//! they use [`RowHashes`] (see its docs for why).
 //!
 //! The crate is `#![no_std]`, allocates nothing and contains no `unsafe`.
 #![no_std]
@@ -24,9 +30,11 @@
 
 mod error;
 mod hash;
+mod rows;
 mod seed;
 pub mod wire;
 
 pub use error::{DecodeError, EncodeError, MergeError};
 pub use hash::{mix64, reduce, KeyHash, Probes};
+pub use rows::{RowHash, RowHashes};
 pub use seed::Seed;

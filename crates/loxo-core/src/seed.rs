@@ -76,6 +76,11 @@ impl Seed {
         ]
     }
 
+    /// The two key words `(k0, k1)`, for deriving other secret parameters.
+    pub(crate) const fn words(self) -> (u64, u64) {
+        (self.k0, self.k1)
+    }
+
     /// Hashes one key: keyed SipHash-1-3 over its bytes.
     #[inline]
     #[must_use]

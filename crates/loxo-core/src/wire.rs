@@ -44,8 +44,10 @@ use crate::{DecodeError, EncodeError};
 
 /// The four bytes every loxo frame starts with.
 pub const MAGIC: [u8; 4] = *b"LOXO";
-/// The format version this crate writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this crate writes. It reads every version from 1 up to this
+/// one, except for kinds whose payload changed meaning since
+/// ([`SketchKind::since_version`]).
+pub const VERSION: u16 = 2;
 /// Bytes before the payload.
 pub const HEADER_LEN: usize = 36;
 /// Bytes after the payload (the CRC-32).
@@ -107,6 +109,22 @@ impl SketchKind {
             11 => Self::RegisterBloom,
             _ => return None,
         })
+    }
+
+    /// The oldest format version whose frames of this kind this crate can read: the
+    /// version in which the kind's payload last changed meaning.
+    ///
+    /// Version 2 changed how Count-Min and Count-Sketch derive row indices
+    /// (independent per-row functions instead of double hashing) and where the
+    /// blocked Bloom filter puts a key's bits; a version-1 frame of those kinds would
+    /// decode into wrong cells, so it is refused with
+    /// [`DecodeError::UnsupportedVersion`]. Every other kind still reads version 1.
+    #[must_use]
+    pub const fn since_version(self) -> u16 {
+        match self {
+            Self::Cms | Self::CmsConservative | Self::CountSketch | Self::BlockedBloom => 2,
+            _ => 1,
+        }
     }
 
     /// Its lower-case name, as tools print it.
@@ -275,8 +293,9 @@ pub struct Frame<'a> {
 impl<'a> Frame<'a> {
     /// Validates `bytes` as exactly one frame.
     ///
-    /// Checks, in order: length of the fixed header, magic, version, that the
-    /// declared payload fits, no trailing bytes, the CRC, and a known kind.
+    /// Checks, in order: length of the fixed header, magic, version (1 ..= [`VERSION`]),
+    /// that the declared payload fits, no trailing bytes, the CRC, a known kind, and
+    /// that the version is not older than the kind's [`since_version`](SketchKind::since_version).
     ///
     /// # Errors
     /// [`DecodeError::Truncated`], [`DecodeError::BadMagic`],
@@ -289,7 +308,7 @@ impl<'a> Frame<'a> {
             return Err(DecodeError::BadMagic);
         }
         let version = r.u16()?;
-        if version != VERSION {
+        if version == 0 || version > VERSION {
             return Err(DecodeError::UnsupportedVersion(version));
         }
         let kind = r.u8()?;
@@ -307,6 +326,9 @@ impl<'a> Frame<'a> {
             return Err(DecodeError::BadChecksum);
         }
         let kind = SketchKind::from_u8(kind).ok_or(DecodeError::WrongKind)?;
+        if version < kind.since_version() {
+            return Err(DecodeError::UnsupportedVersion(version));
+        }
         Ok(Self {
             header: Header {
                 kind,
@@ -563,6 +585,54 @@ mod tests {
         let crc = CRC32.checksum(&buf[..n - 4]);
         buf[n - 4..n].copy_from_slice(&crc.to_le_bytes());
         assert_eq!(Frame::parse(&buf[..n]).err(), Some(DecodeError::WrongKind));
+    }
+
+    /// Re-signs `buf[..n]` after editing its header.
+    fn resign(buf: &mut [u8], n: usize) {
+        let crc = CRC32.checksum(&buf[..n - 4]);
+        buf[n - 4..n].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    #[test]
+    fn versions_one_and_two_are_read_where_the_kind_allows() {
+        let mut buf = [0u8; 64];
+        let n = sample(&mut buf);
+        assert_eq!(&buf[4..6], &[2, 0]); // the encoder writes version 2
+                                         // Version 1 of a kind whose meaning changed in 2 (Count-Min) is refused...
+        buf[4] = 1;
+        resign(&mut buf, n);
+        assert_eq!(
+            Frame::parse(&buf[..n]).err(),
+            Some(DecodeError::UnsupportedVersion(1))
+        );
+        // ... version 1 of an unchanged kind (HyperLogLog) is read.
+        buf[6] = SketchKind::Hll as u8;
+        resign(&mut buf, n);
+        assert_eq!(
+            Frame::parse(&buf[..n]).map(|f| f.header().kind),
+            Ok(SketchKind::Hll)
+        );
+        // Versions 0 and 3 are nobody's.
+        for v in [0u8, 3] {
+            buf[4] = v;
+            resign(&mut buf, n);
+            assert_eq!(
+                Frame::parse(&buf[..n]).err(),
+                Some(DecodeError::UnsupportedVersion(u16::from(v)))
+            );
+        }
+        let changed: [SketchKind; 4] = [
+            SketchKind::Cms,
+            SketchKind::CmsConservative,
+            SketchKind::CountSketch,
+            SketchKind::BlockedBloom,
+        ];
+        for v in 0..=255u8 {
+            if let Some(k) = SketchKind::from_u8(v) {
+                let since = if changed.contains(&k) { 2 } else { 1 };
+                assert_eq!(k.since_version(), since, "{}", k.name());
+            }
+        }
     }
 
     #[test]

@@ -71,27 +71,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ];
     let cms = vec![
         run(
-            Box::new(CmsTopK::<128, 4, 100, u64>::new()),
+            Box::new(CmsTopK::<128, 4, 100, u64>::new(SEED)),
             &stream,
             &exact,
         ),
         run(
-            Box::new(CmsTopK::<256, 4, 100, u64>::new()),
+            Box::new(CmsTopK::<256, 4, 100, u64>::new(SEED)),
             &stream,
             &exact,
         ),
         run(
-            Box::new(CmsTopK::<512, 4, 100, u64>::new()),
+            Box::new(CmsTopK::<512, 4, 100, u64>::new(SEED)),
             &stream,
             &exact,
         ),
         run(
-            Box::new(CmsTopK::<1024, 4, 100, u64>::new()),
+            Box::new(CmsTopK::<1024, 4, 100, u64>::new(SEED)),
             &stream,
             &exact,
         ),
         run(
-            Box::new(CmsTopK::<2048, 4, 100, u64>::new()),
+            Box::new(CmsTopK::<2048, 4, 100, u64>::new(SEED)),
             &stream,
             &exact,
         ),
