@@ -96,6 +96,17 @@ pub(crate) struct Bucket {
 /// * `W` — buckets per row, 1..=2³²−1; `D` — rows, 1..=32 (2 is the paper's choice);
 /// * `N` — heap capacity (the `k` of top-k), 1..=32767; `K` — the key type.
 ///
+/// Out-of-range parameters fail to compile (a failed `const` assertion, E0080), e.g.
+/// a decay base below 1.02 or more than 32 rows:
+///
+/// ```compile_fail,E0080
+/// let _ = loxo_cms::HeavyKeeper::<64, 2, 8, u64, 101>::new(1); // b = 1.01
+/// ```
+///
+/// ```compile_fail,E0080
+/// let _ = loxo_cms::HeavyKeeper::<64, 33, 8, u64>::new(1); // D = 33
+/// ```
+///
 /// Fingerprints are the low 32 bits of the caller's [`KeyHash`] (bucket indices use
 /// the high bits of its probes), so a key is hashed once, never twice. The decay
 /// RNG is a xorshift64 seeded by [`new`](Self::new): runs are reproducible.

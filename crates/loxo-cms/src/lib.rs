@@ -31,6 +31,24 @@
 //! assert!(cms.estimate(&1u32.to_le_bytes()) >= 3000);
 //! assert_eq!(hk.estimate(&1, seed.hash(&1u32.to_le_bytes())), Some(3000));
 //! ```
+//!
+//! Out-of-range const parameters fail to compile (a failed `const` assertion,
+//! E0080), and a conservative sketch has no `merge` at all (E0599: conservative
+//! update is not linear, so adding two sketches would not give the sketch of the union):
+//!
+//! ```compile_fail,E0080
+//! let _ = loxo_cms::Cms::<0, 4>::new(loxo_core::Seed::new(1, 2)); // W = 0
+//! ```
+//!
+//! ```compile_fail,E0080
+//! let _ = loxo_cms::CountSketch::<64, 33>::new(loxo_core::Seed::new(1, 2)); // D = 33
+//! ```
+//!
+//! ```compile_fail,E0599
+//! let seed = loxo_core::Seed::new(1, 2);
+//! let mut a = loxo_cms::CmsCu::<64, 4>::new(seed);
+//! let _ = a.merge(&loxo_cms::CmsCu::<64, 4>::new(seed));
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
 

@@ -12,7 +12,11 @@ use crate::topk::{Entry, TopK};
 /// key with the smallest count `m`, inheriting `count = m + w` and `error = m`.
 ///
 /// * `K`: the key type (`Copy + Eq`, stored inline); `N`: capacity, 1..=32767
-///   (compile-time checked).
+///   (compile-time checked: a failed `const` assertion, E0080).
+///
+/// ```compile_fail,E0080
+/// let _ = loxo_cms::SpaceSaving::<u64, 0>::new(); // N = 0
+/// ```
 ///
 /// # Guarantees (deterministic, `N_tot` = [`total`](TopK::total))
 ///
