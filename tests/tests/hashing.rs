@@ -90,15 +90,40 @@ fn siphash13_known_answers() {
     }
 }
 
-/// Derivation is pinned too: `h2`, probes and reduction of a fixed digest.
+/// Derivation is pinned too, with literal answers computed outside Rust (a Python
+/// transcription of the formulas in `docs/format.md`): `h2`, Bloom probes and their
+/// reduction, and the Count-Min/Count-Sketch row values, columns and signs.
 #[test]
 fn index_derivation_known_answers() {
     let h = KeyHash::from_u64(0x0123_4567_89ab_cdef);
-    assert_eq!(h.h2() & 1, 1);
+    assert_eq!(h.h2(), 0x0a3f_19cb_bc4e_b73d);
     assert_eq!(h.probe(0), 0x0123_4567_89ab_cdef);
-    assert_eq!(h.probe(3), h.h1().wrapping_add(3u64.wrapping_mul(h.h2())));
+    assert_eq!(h.probe(1), 0x0b62_5f33_45fa_852c);
+    assert_eq!(h.probe(3), 0x1fe0_92ca_be97_f3a6);
+    assert_eq!(h.probe(7), 0x48dc_f9f9_afd2_d09a);
     // 0x01234567 * 1000 >> 32 = 4
     assert_eq!(h.index(0, 1000), 4);
+    assert_eq!([h.index(1, 1000), h.index(3, 1000), h.index(7, 1000)], [44, 124, 284]);
+
+    let rows = loxo_core::RowHashes::<3>::new(Seed::new(1, 2));
+    let values: Vec<u64> = rows.iter().map(|r| r.value(h)).collect();
+    assert_eq!(
+        values,
+        [0x5883_0d04_6273_47cb, 0x0d77_5c1d_f105_7b86, 0x77af_09be_1f0a_98fd]
+    );
+    let cols: Vec<u32> = rows.iter().map(|r| r.index(h, 272)).collect();
+    assert_eq!(cols, [94, 14, 127]);
+    // Count-Sketch signs (bit 31 of the row value): −, +, −. Seen through the sketch:
+    // one key of weight 1 leaves −1, +1, −1 in its three cells.
+    let mut cs = loxo_cms::CountSketch::<272, 3>::new(Seed::new(1, 2));
+    cs.add_hash(h, 1);
+    let cells: Vec<i64> = cs
+        .rows()
+        .iter()
+        .zip(&cols)
+        .map(|(row, &c)| row[c as usize])
+        .collect();
+    assert_eq!(cells, [-1, 1, -1]);
 }
 
 /// 10^6 distinct keys into a non-power-of-two range of 1000 buckets: for each of the
