@@ -81,14 +81,20 @@ impl core::error::Error for Full {}
 /// * `B` — buckets, a power of two ≥ 2 (the XOR trick needs it); otherwise a compile
 ///   error. [`cuckoo_buckets`](crate::cuckoo_buckets) sizes it for 95 % load.
 ///
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// let _ = loxo_bloom::Cuckoo::<1000, u8>::new(loxo_core::Seed::new(1, 2));
 /// ```
 ///
 /// **Full**: when an insert's eviction chain exceeds [`MAX_KICKS`], the last homeless
 /// fingerprint is kept in a one-entry *victim* slot (the reference implementation's
 /// design), so no key that was inserted is ever lost; from then on inserts return
-/// [`Full`] without changing anything, until a removal makes room.
+/// [`Full`] without changing anything, until a removal makes room: every successful
+/// [`remove`](Self::remove) while full re-places the victim with a full eviction chain
+/// (as the reference implementation does after a delete), so free slots anywhere in
+/// the table take it in. With 4-slot buckets the first chain fails at about 96–97 %
+/// load; below the 95 % that [`cuckoo_buckets`](crate::cuckoo_buckets) sizes for,
+/// inserts succeed, also after removals from a full filter (test
+/// `tests/tests/bloom_cuckoo_removals.rs`).
 ///
 /// **Duplicates**: every insert stores a copy of the fingerprint (that is what makes
 /// [`remove`](Self::remove) exact), so one key inserted more than 8 times fills its
@@ -102,7 +108,8 @@ impl core::error::Error for Full {}
 /// `−log₂ p / ln 2` bits per key: 18.8 at 0.012 %, so the 16-bit cuckoo filter wins
 /// below about 3 % (measured numbers in the crate README).
 /// **Cost**: one SipHash, two bucket reads for `contains`; inserts near full load
-/// evict (amortised O(1) below 95 %).
+/// evict (amortised O(1) below 95 %); a removal while full runs one eviction chain
+/// (at most [`MAX_KICKS`] swaps).
 ///
 /// ```
 /// use loxo_bloom::{cuckoo_buckets, Cuckoo};
@@ -183,7 +190,8 @@ impl<const B: usize, F: Fingerprint> Cuckoo<B, F> {
         f64::from(self.len) / (SLOTS * B) as f64
     }
 
-    /// True if the victim slot is occupied: further inserts fail until a removal.
+    /// True if the victim slot is occupied: further inserts fail until a removal lets
+    /// the victim move into the table.
     #[must_use]
     pub const fn is_full(&self) -> bool {
         self.victim.is_some()
@@ -245,10 +253,22 @@ impl<const B: usize, F: Fingerprint> Cuckoo<B, F> {
         if self.victim.is_some() {
             return Err(Full);
         }
-        let (i1, i2, fp) = Self::locate(h);
+        let (i1, _, fp) = Self::locate(h);
+        // Every fingerprint, the new one included, is stored or in the victim slot.
+        self.victim = self.place(i1, fp);
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Stores `fp`, whose buckets are `i1` and `alt(i1, fp)`: in a free slot of either,
+    /// else by an eviction chain of at most [`MAX_KICKS`] (each step swaps `fp` with a
+    /// random slot of its bucket and moves the evicted fingerprint to its other bucket).
+    /// Returns the fingerprint left homeless, with a bucket it belongs to, if the chain
+    /// ends without a free slot; both of its buckets are then full.
+    fn place(&mut self, i1: usize, fp: F) -> Option<(u32, F)> {
+        let i2 = Self::alt(i1, fp);
         if self.put(i1, fp) || self.put(i2, fp) {
-            self.len += 1;
-            return Ok(());
+            return None;
         }
         let mut i = if self.next_rand() & 1 == 0 { i1 } else { i2 };
         let mut fp = fp;
@@ -259,14 +279,10 @@ impl<const B: usize, F: Fingerprint> Cuckoo<B, F> {
             }
             i = Self::alt(i, fp);
             if self.put(i, fp) {
-                self.len += 1;
-                return Ok(());
+                return None;
             }
         }
-        // Every fingerprint, the new one included, is stored or in the victim slot.
-        self.victim = Some((i as u32, fp));
-        self.len += 1;
-        Ok(())
+        Some((i as u32, fp))
     }
 
     /// True if the key may be present; false means certainly not.
@@ -288,7 +304,8 @@ impl<const B: usize, F: Fingerprint> Cuckoo<B, F> {
 
     /// Removes one copy of an inserted key; returns whether a matching fingerprint
     /// was found. Only remove keys you inserted: removing a false positive deletes
-    /// another key's fingerprint.
+    /// another key's fingerprint. If the filter was [full](Self::is_full), the freed
+    /// slot is offered to the victim through a full eviction chain.
     pub fn remove<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) -> bool {
         self.remove_hash(self.seed.hash(key))
     }
@@ -319,12 +336,12 @@ impl<const B: usize, F: Fingerprint> Cuckoo<B, F> {
             return false;
         }
         self.len -= 1;
-        // Room was made: give the victim a home if it fits now.
-        if let Some((vi, vf)) = self.victim {
-            let vi = vi as usize;
-            if self.put(vi, vf) || self.put(Self::alt(vi, vf), vf) {
-                self.victim = None;
-            }
+        // Room was made somewhere: re-place the victim with a full eviction chain, as the
+        // reference implementation does after a delete. Trying only its own two buckets
+        // (both full when it was parked) would keep the filter Full while free slots pile
+        // up elsewhere. If the chain fails again, the fingerprint it ends with is parked.
+        if let Some((vi, vf)) = self.victim.take() {
+            self.victim = self.place(vi as usize, vf);
         }
         true
     }
