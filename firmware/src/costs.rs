@@ -7,9 +7,9 @@
 use core::hint::black_box;
 
 use loxo_bloom::BlockedBloom;
-use loxo_cms::TopK;
+use loxo_cms::{HeavyKeeper, SpaceSaving, TopK};
 use loxo_core::{KeyHash, Seed};
-use loxo_flow::{parse_frame, DefaultTopK, FlowKey, FlowMonitor, Parsed};
+use loxo_flow::{parse_frame, FlowKey, FlowMonitor, Parsed, DEFAULT_CANDIDATES};
 use loxo_hll::Hll;
 
 use crate::board::{Ticks, INSNS_PER_TICK};
@@ -21,11 +21,14 @@ const LEN: usize = 60;
 static mut FRAME_SET: [[u8; LEN]; FRAMES] = [[0; LEN]; FRAMES];
 static mut KEYS: [FlowKey; FRAMES] = [FlowKey::v4([0; 4], [0; 4], 0, 0, 0); FRAMES];
 static mut HASHES: [u64; FRAMES] = [0; FRAMES];
-static mut TOPK: DefaultTopK = DefaultTopK::new(1);
+/// The monitor's candidates before Space-Saving replaced HeavyKeeper (for comparison).
+static mut TOPK: HeavyKeeper<1024, 2, 32, FlowKey> = HeavyKeeper::new(1);
+static mut SS: SpaceSaving<FlowKey, DEFAULT_CANDIDATES> = SpaceSaving::new();
 static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2)).without_martingale();
 static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
-static mut CMS: loxo_flow::SecondarySketch = loxo_flow::SecondarySketch::new(Seed::new(1, 2));
+static mut CMS: loxo_flow::OtherSketch = loxo_flow::OtherSketch::new(Seed::new(1, 2));
+static mut CMS2: loxo_flow::RankedSketch = loxo_flow::RankedSketch::new(Seed::new(1, 2));
 static mut MON: FlowMonitor = FlowMonitor::new(crate::CONFIG);
 
 fn frame(i: usize) -> [u8; LEN] {
@@ -76,7 +79,7 @@ fn measure<I: Iterator>(
 #[allow(clippy::too_many_lines)] // a flat list of measurements
 pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     // SAFETY: called once from `main` before anything else touches these statics.
-    let (frames, keys, hashes, topk, flows, sources, bloom, mon, cms) = unsafe {
+    let (frames, keys, hashes, topk, flows, sources, bloom, mon, cms, cms2, ss) = unsafe {
         (
             &mut *core::ptr::addr_of_mut!(FRAME_SET),
             &mut *core::ptr::addr_of_mut!(KEYS),
@@ -87,6 +90,8 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             &mut *core::ptr::addr_of_mut!(BLOOM),
             &mut *core::ptr::addr_of_mut!(MON),
             &mut *core::ptr::addr_of_mut!(CMS),
+            &mut *core::ptr::addr_of_mut!(CMS2),
+            &mut *core::ptr::addr_of_mut!(SS),
         )
     };
     for (i, f) in frames.iter_mut().enumerate() {
@@ -169,7 +174,16 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     measure(ticks, "keyhash h2", kh, |h| {
         black_box(h.h2());
     });
+    measure(
+        ticks,
+        "space-saving<256> update",
+        || keys.iter().zip(kh()),
+        |(k, h)| {
+            ss.update(black_box(k), h, 60);
+        },
+    );
     measure(ticks, "cms 1024x3 add_hash", kh, |h| cms.add_hash(h, 1));
+    measure(ticks, "cms 1024x2 add_hash", kh, |h| cms2.add_hash(h, 60));
     measure(ticks, "hll14 insert_hash (no martingale)", kh, |h| {
         black_box(flows.insert_hash(h));
     });

@@ -17,7 +17,7 @@ use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug;
 use defmt_semihosting as _;
 use embedded_hal::digital::OutputPin;
-use loxo_flow::{Config, EpochPolicy, FlowMonitor, ParseError, Report, ShareOf};
+use loxo_flow::{Config, EpochPolicy, FlowMonitor, ParseError, Report, ShareOf, Theta};
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
@@ -57,7 +57,10 @@ const SEED: loxo_core::Seed = loxo_core::Seed::new(0x6C6F_786F_2D66_7721, 0x7365
 /// θ = 1 % of an epoch's bytes, epochs of [`EPOCH_FRAMES`] frames.
 const CONFIG: Config = Config {
     seed: SEED,
-    theta: 0.01,
+    theta: match Theta::new(1, 100) {
+        Some(t) => t,
+        None => panic!("1/100 is a valid threshold"),
+    },
     share_of: ShareOf::Bytes,
     epoch_packets: EPOCH_FRAMES,
     policy: EpochPolicy::Reset,
@@ -194,7 +197,7 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
         led.set_high()
     };
     defmt::info!(
-        "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u32} distinct_sources={=u32} new_flows={=u64} new_flows_fpr_ppm={=u32} elephants={=usize} led={=bool}",
+        "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u64} distinct_sources={=u64} new_flows={=u64} new_flows_saturated={=bool} new_flows_fpr_ppm={=u32} elephants={=usize} elephants_left_out={=u32} elephants_complete={=bool} led={=bool}",
         r.epoch,
         r.frames,
         r.packets,
@@ -205,18 +208,24 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
         r.distinct_flows,
         r.distinct_sources,
         r.new_flows,
+        r.new_flows_saturated,
         (r.new_flows_fpr * 1e6) as u32,
         r.elephants.len(),
+        r.elephants_left_out,
+        r.elephants_complete,
         led.is_lit()
     );
     for (rank, e) in r.elephants.iter().enumerate() {
         defmt::info!(
-            "elephant: epoch={=u32} rank={=usize} bytes={=u64} error={=u64} packets={=u64} key={=[u8]:02x}",
+            "elephant: epoch={=u32} rank={=usize} status={=str} bytes_lower={=u64} bytes_upper={=u64} packets_lower={=u64} packets_upper={=u64} packets_lower_certain={=bool} key={=[u8]:02x}",
             r.epoch,
             rank,
-            e.bytes,
-            e.bytes_error,
-            e.packets,
+            if e.certain { "certain" } else { "possible" },
+            e.bytes.lower,
+            e.bytes.upper,
+            e.packets.lower,
+            e.packets.upper,
+            e.packets.lower_certain,
             e.key.as_ref()
         );
     }

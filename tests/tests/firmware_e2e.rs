@@ -3,8 +3,9 @@
 //! * count every frame sent (nothing lost to the RX FIFO), with no NIC error or
 //!   overrun, inside the RAM budget;
 //! * report, per epoch of 16 384 frames, every flow that `loxo top`'s exact counter
-//!   (`loxo_cli::exact`) finds at θ = 1 % of the epoch's bytes (recall 1.0), and no
-//!   elephant whose true share is below θ/2;
+//!   (`loxo_cli::exact`) finds at θ = 1 % of the epoch's bytes (recall 1.0), with
+//!   byte bounds that contain the exact figure, "certain" only when the truth is at θ,
+//!   and no elephant whose true share is below θ/2;
 //! * count exactly the malformed frames the generator injected.
 //!
 //! The trace is `loxo gen --packets 100000 --flows 10000 --zipf 1.0 --malformed 0.01
@@ -23,17 +24,24 @@ use std::time::{Duration, Instant};
 
 use loxo_cli::exact::Exact;
 use loxo_cli::trace::{generate, Popularity, TraceConfig};
+use loxo_flow::Theta;
 
 const FRAMES: u64 = 100_000;
 /// The firmware's `EPOCH_FRAMES`.
 const EPOCH: usize = 16_384;
-const THETA: f64 = 0.01;
+/// θ = 1 %, the firmware's.
+const THETA: Theta = match Theta::new(1, 100) {
+    Some(t) => t,
+    None => panic!(),
+};
 
 /// One `elephant:` line of the firmware log.
 #[derive(Debug)]
 struct Reported {
-    bytes: u64,
-    error: u64,
+    certain: bool,
+    bytes_lower: u64,
+    bytes_upper: u64,
+    packets_upper: u64,
     key: Vec<u8>,
 }
 
@@ -183,13 +191,19 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
                 .entry(f["epoch"].parse().unwrap())
                 .or_default()
                 .push(Reported {
-                    bytes: f["bytes"].parse().unwrap(),
-                    error: f["error"].parse().unwrap(),
+                    certain: f["status"] == "certain",
+                    bytes_lower: f["bytes_lower"].parse().unwrap(),
+                    bytes_upper: f["bytes_upper"].parse().unwrap(),
+                    packets_upper: f["packets_upper"].parse().unwrap(),
                     key: key_bytes(line),
                 });
         }
     }
     assert_eq!(epochs.len(), exact.len(), "one report per epoch");
+    for e in epochs.values() {
+        assert_eq!(e["elephants_complete"], "true");
+        assert_eq!(e["elephants_left_out"], "0");
+    }
     let mut total_elephants = 0;
     for (i, ex) in exact.iter().enumerate() {
         let e = &epochs[&(i as u64)];
@@ -226,15 +240,22 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
                 .expect("reported key is a real flow");
             let share = c.bytes as f64 / ex.total.bytes as f64;
             assert!(
-                share >= THETA / 2.0,
+                share >= THETA.to_f64() / 2.0,
                 "epoch {i}: {k} at share {share} < θ/2"
             );
-            // The summary's bound: estimated − error ≤ true bytes.
+            // Certain bounds contain the truth; "certain" means at θ for sure.
             assert!(
-                r.bytes.saturating_sub(r.error) <= c.bytes,
+                r.bytes_lower <= c.bytes && c.bytes <= r.bytes_upper,
                 "epoch {i}: {k}: {r:?} vs {}",
                 c.bytes
             );
+            assert!(r.packets_upper >= c.packets, "epoch {i}: {k}: {r:?}");
+            if r.certain {
+                assert!(
+                    THETA.reached(c.bytes, ex.total.bytes),
+                    "epoch {i}: {k}: {r:?}"
+                );
+            }
         }
         println!(
             "epoch {i}: {} exact elephants, {} reported",

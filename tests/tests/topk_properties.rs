@@ -51,7 +51,8 @@ proptest! {
         prop_assert_eq!(out.len(), ss.len());
         for e in &out {
             let f = exact[&e.key];
-            prop_assert!(e.count - e.error <= f && f <= e.count, "{:?} f={}", e, f);
+            prop_assert!(e.lower.is_some() && e.upper == Some(e.count), "{:?}", e);
+            prop_assert!(e.admits(f), "{:?} f={}", e, f);
             prop_assert_eq!(ss.estimate(&e.key, SEED.hash_u64(e.key)), Some(e.count));
         }
         prop_assert!(ss.min_count() * 16 <= total);
@@ -72,10 +73,14 @@ proptest! {
         feed(&mut hk, &s);
         for e in report(&cu) {
             prop_assert!(e.count >= exact[&e.key]);
+            // The contract: an upper bound that always holds, no lower bound.
+            prop_assert_eq!((e.lower, e.upper), (None, Some(e.count)));
+            prop_assert!(e.admits(exact[&e.key]));
         }
         for e in report(&hk) {
             prop_assert!(e.count <= exact[&e.key] && e.count > 0);
-            prop_assert_eq!(e.error, 0);
+            // HeavyKeeper guarantees nothing: no bound is claimed.
+            prop_assert_eq!((e.lower, e.upper), (None, None));
         }
     }
 

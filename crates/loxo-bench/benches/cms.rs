@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use loxo_cms::{Cms, CmsCu, CmsTopK, HeavyKeeper, SpaceSaving, TopK};
+use loxo_cms::{Cms, CmsCu, CmsTopK, CountSketch, HeavyKeeper, SpaceSaving, TopK};
 use loxo_core::{KeyHash, Seed};
 use loxo_tests::zipf::Zipf;
 
@@ -110,6 +110,20 @@ fn cms(c: &mut Criterion, keys: &[u64]) {
         }
         black_box(&cu);
     });
+    let mut cs = Box::new(CountSketch::<2048, 4>::new(SEED));
+    bench(c, g, "loxo count-sketch", || {
+        for &h in &digests {
+            cs.add_hash(h, 1);
+        }
+        black_box(&cs);
+    });
+    bench(c, "cms_estimate/prehashed", "loxo plain", || {
+        let mut sum = 0u64;
+        for &h in &digests {
+            sum = sum.wrapping_add(plain.estimate_hash(h));
+        }
+        black_box(sum);
+    });
 }
 
 fn topk(c: &mut Criterion, keys: &[u64]) {
@@ -179,7 +193,7 @@ fn print_table() {
     println!("\nmedian ns per update (this run):");
     println!("| benchmark | ns/update | ÷ fastest peer |");
     println!("|---|---:|---:|");
-    let groups: [(&str, &[&str], &[&str]); 4] = [
+    let groups: [(&str, &[&str], &[&str]); 5] = [
         (
             "cms_update/keyed",
             &["loxo plain", "loxo conservative"],
@@ -187,9 +201,10 @@ fn print_table() {
         ),
         (
             "cms_update/prehashed",
-            &["loxo plain", "loxo conservative"],
+            &["loxo plain", "loxo conservative", "loxo count-sketch"],
             &[],
         ),
+        ("cms_estimate/prehashed", &["loxo plain"], &[]),
         (
             "topk_update",
             &[

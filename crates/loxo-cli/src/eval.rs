@@ -1,6 +1,8 @@
 //! Run `FlowMonitor` and the exact counter side by side over a frame stream, epoch by epoch.
 
-use loxo_flow::{Config, FlowKey, FlowMonitor, ParseError, Report, ShareOf};
+use std::collections::HashSet;
+
+use loxo_flow::{Bounds, Config, FlowKey, FlowMonitor, ParseError, Report, ShareOf};
 
 use crate::exact::{Counts, Exact};
 
@@ -9,12 +11,12 @@ use crate::exact::{Counts, Exact};
 pub struct Row {
     /// The flow.
     pub key: FlowKey,
-    /// Estimated bytes, and its error bound.
-    pub est_bytes: u64,
-    /// Bound on the byte estimate's over-count.
-    pub bytes_error: u64,
-    /// Estimated packets.
-    pub est_packets: u64,
+    /// Bounds on the bytes.
+    pub bytes: Bounds,
+    /// Bounds on the packets.
+    pub packets: Bounds,
+    /// Certain (lower bound ≥ θ) or possible.
+    pub certain: bool,
     /// Exact figures (zero if the flow never occurred).
     pub exact: Counts,
     /// Exact share of the epoch (bytes or packets per the config).
@@ -34,6 +36,11 @@ pub struct EpochResult {
     pub exact_elephants: Vec<(FlowKey, Counts)>,
     /// Exact flows in the epoch.
     pub exact_flows: usize,
+    /// Exact distinct source addresses in the epoch.
+    pub exact_sources: usize,
+    /// Exact new flows: flows of the epoch absent from it and the previous epoch
+    /// before (the monitor's definition).
+    pub exact_new_flows: usize,
     /// Exact malformed counts per reason.
     pub exact_errors: [u64; ParseError::COUNT],
     /// |reported ∩ exact| / |reported| (1 if nothing reported).
@@ -42,7 +49,8 @@ pub struct EpochResult {
     pub recall: f64,
     /// Harmonic mean of precision and recall.
     pub f1: f64,
-    /// Mean |est − true| / true over exact elephants (measure per the config; missed ones count 1).
+    /// Mean |upper − true| / true over exact elephants (ranking measure, the upper bound
+    /// as the estimate; missed ones count 1).
     pub are: f64,
     /// Smallest true share among reported elephants (1 if none).
     pub min_reported_share: f64,
@@ -54,6 +62,8 @@ pub struct Evaluator {
     exact: Exact,
     config: Config,
     report: Box<Report>,
+    /// The previous epoch's flows (for exact new-flow counts).
+    previous: HashSet<FlowKey>,
     /// Finished epochs.
     pub results: Vec<EpochResult>,
 }
@@ -74,6 +84,7 @@ impl Evaluator {
             exact: Exact::default(),
             config,
             report: Box::default(),
+            previous: HashSet::new(),
             results: Vec::new(),
         }
     }
@@ -106,7 +117,7 @@ impl Evaluator {
         self.monitor.end_epoch(&mut self.report);
         let ex = std::mem::take(&mut self.exact);
         let by_bytes = self.config.share_of == ShareOf::Bytes;
-        let theta = f64::from(self.config.theta);
+        let theta = self.config.theta;
         let total = if by_bytes {
             ex.total.bytes
         } else {
@@ -123,9 +134,9 @@ impl Evaluator {
                 let m = if by_bytes { c.bytes } else { c.packets };
                 Row {
                     key: e.key,
-                    est_bytes: e.bytes,
-                    bytes_error: e.bytes_error,
-                    est_packets: e.packets,
+                    bytes: e.bytes,
+                    packets: e.packets,
+                    certain: e.certain,
                     exact: c,
                     true_share: m as f64 / total,
                 }
@@ -158,7 +169,11 @@ impl Evaluator {
                 .map(|(k, c)| {
                     let t = if by_bytes { c.bytes } else { c.packets } as f64;
                     rows.iter().find(|r| r.key == *k).map_or(1.0, |r| {
-                        let est = if by_bytes { r.est_bytes } else { r.est_packets } as f64;
+                        let est = if by_bytes {
+                            r.bytes.upper
+                        } else {
+                            r.packets.upper
+                        } as f64;
                         (est - t).abs() / t
                     })
                 })
@@ -166,12 +181,20 @@ impl Evaluator {
                 / exact_elephants.len() as f64
         };
         let min_reported_share = rows.iter().map(|r| r.true_share).fold(1.0, f64::min);
+        let exact_new_flows = ex
+            .flows
+            .keys()
+            .filter(|k| !self.previous.contains(*k))
+            .count();
+        let exact_sources = ex.sources();
         self.results.push(EpochResult {
             epoch: self.report.epoch,
             report: (*self.report).clone(),
             rows,
             exact_elephants,
             exact_flows: ex.flows.len(),
+            exact_sources,
+            exact_new_flows,
             exact_errors: ex.errors,
             precision,
             recall,
@@ -179,5 +202,6 @@ impl Evaluator {
             are,
             min_reported_share,
         });
+        self.previous = ex.flows.into_keys().collect();
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use loxo_flow::{parse_frame, FlowKey, ParseError, Parsed};
+use loxo_flow::{parse_frame, FlowKey, ParseError, Parsed, Theta};
 
 /// Exact figures of one flow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -46,22 +46,31 @@ impl Exact {
         }
     }
 
-    /// Flows whose share of bytes (`by_bytes`) or packets is ≥ `theta`, sorted by that
-    /// measure, descending.
-    pub fn heavy(&self, theta: f64, by_bytes: bool) -> Vec<(FlowKey, Counts)> {
+    /// Flows whose share of bytes (`by_bytes`) or packets is ≥ `theta` (exact integer
+    /// comparison, inclusive), sorted by that measure, descending.
+    pub fn heavy(&self, theta: Theta, by_bytes: bool) -> Vec<(FlowKey, Counts)> {
         let total = if by_bytes {
             self.total.bytes
         } else {
             self.total.packets
-        } as f64;
+        };
         let m = |c: &Counts| if by_bytes { c.bytes } else { c.packets };
         let mut v: Vec<_> = self
             .flows
             .iter()
-            .filter(|(_, c)| m(c) as f64 >= theta * total)
+            .filter(|(_, c)| total > 0 && theta.reached(m(c), total))
             .map(|(k, c)| (*k, *c))
             .collect();
         v.sort_by(|a, b| m(&b.1).cmp(&m(&a.1)).then(a.0.cmp(&b.0)));
         v
+    }
+
+    /// Distinct source addresses among the flows.
+    pub fn sources(&self) -> usize {
+        self.flows
+            .keys()
+            .map(FlowKey::src_bytes)
+            .collect::<std::collections::HashSet<_>>()
+            .len()
     }
 }

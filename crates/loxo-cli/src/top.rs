@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use loxo_cli::eval::{EpochResult, Evaluator};
-use loxo_flow::{Config, ParseError, ShareOf};
+use loxo_flow::{Bounds, Config, FlowMonitor, ParseError, ShareOf, Theta};
 use pcap_file::pcap::PcapReader;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use serde_json::json;
@@ -18,9 +18,10 @@ use serde_json::json;
 pub(crate) struct Args {
     /// Capture to read (pcap or pcapng, detected from the magic number).
     file: PathBuf,
-    /// Elephant threshold θ as a share of the epoch (inclusive), e.g. 0.01 for 1 %.
-    #[arg(long, default_value_t = 0.01)]
-    theta: f32,
+    /// Elephant threshold θ as a share of the epoch (inclusive, exact): a decimal
+    /// (0.01), a percentage (1%) or a fraction (1/100).
+    #[arg(long, default_value = "0.01")]
+    theta: String,
     /// Measure shares in packets instead of bytes.
     #[arg(long)]
     packets: bool,
@@ -37,13 +38,9 @@ pub(crate) struct Args {
 
 /// Runs `loxo top`.
 pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        a.theta > 0.0 && a.theta <= 1.0,
-        "--theta must be in (0, 1], got {}",
-        a.theta
-    );
+    let theta = Theta::parse(&a.theta).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
     let config = Config {
-        theta: a.theta,
+        theta,
         share_of: if a.packets {
             ShareOf::Packets
         } else {
@@ -116,6 +113,15 @@ fn errors_json(e: &[u64; ParseError::COUNT]) -> serde_json::Value {
         .into()
 }
 
+fn bounds_json(b: &Bounds) -> serde_json::Value {
+    json!({"lower": b.lower, "upper": b.upper, "lower_certain": b.lower_certain})
+}
+
+/// `θ_min` of the monitor `loxo top` runs, as text.
+fn theta_min() -> String {
+    FlowMonitor::<{ loxo_flow::DEFAULT_CANDIDATES }>::THETA_MIN.to_string()
+}
+
 fn to_json(results: &[EpochResult], a: &Args, memory: usize) -> serde_json::Value {
     let epochs: Vec<_> = results
         .iter()
@@ -129,13 +135,22 @@ fn to_json(results: &[EpochResult], a: &Args, memory: usize) -> serde_json::Valu
                 "not_ip": r.report.not_ip,
                 "errors": errors_json(&r.report.errors),
                 "distinct_flows": {"estimate": r.report.distinct_flows, "exact": r.exact_flows},
-                "distinct_sources_estimate": r.report.distinct_sources,
-                "new_flows": {"estimate": r.report.new_flows, "filter_fpr": r.report.new_flows_fpr},
+                "distinct_sources": {"estimate": r.report.distinct_sources, "exact": r.exact_sources},
+                "new_flows": {
+                    "estimate": r.report.new_flows,
+                    "exact": r.exact_new_flows,
+                    "filter_fpr": r.report.new_flows_fpr,
+                    "saturated": r.report.new_flows_saturated,
+                },
                 "elephants": r.rows.iter().map(|w| json!({
                     "key": w.key.to_string(),
-                    "est_bytes": w.est_bytes, "bytes_error": w.bytes_error, "est_packets": w.est_packets,
+                    "status": if w.certain { "certain" } else { "possible" },
+                    "bytes": bounds_json(&w.bytes),
+                    "packets": bounds_json(&w.packets),
                     "exact_bytes": w.exact.bytes, "exact_packets": w.exact.packets, "true_share": w.true_share,
                 })).collect::<Vec<_>>(),
+                "elephants_left_out": r.report.elephants_left_out,
+                "elephants_complete": r.report.elephants_complete,
                 "exact_elephants": r.exact_elephants.iter().map(|(k, c)| json!({
                     "key": k.to_string(), "bytes": c.bytes, "packets": c.packets,
                 })).collect::<Vec<_>>(),
@@ -147,23 +162,41 @@ fn to_json(results: &[EpochResult], a: &Args, memory: usize) -> serde_json::Valu
     json!({
         "file": a.file.display().to_string(),
         "theta": a.theta,
+        "theta_min": theta_min(),
         "share_of": if a.packets { "packets" } else { "bytes" },
         "monitor_memory_bytes": memory,
         "epochs": epochs,
     })
 }
 
+/// `[lower, upper]`, `= v` when exact; a `~` marks a lower bound that holds with
+/// probability ≥ 95 % only.
+fn bounds_text(b: &Bounds) -> String {
+    if b.is_exact() {
+        format!("= {}", b.upper)
+    } else {
+        let p = if b.lower_certain { "" } else { "~" };
+        format!("[{p}{}, {}]", b.lower, b.upper)
+    }
+}
+
 fn print_text(results: &[EpochResult], a: &Args, memory: usize) {
     println!(
-        "{}: theta {} of {}, monitor {memory} bytes",
+        "{}: theta {} of {} (recall 1 guaranteed for theta > {}), monitor {memory} bytes",
         a.file.display(),
         a.theta,
-        if a.packets { "packets" } else { "bytes" }
+        if a.packets { "packets" } else { "bytes" },
+        theta_min(),
     );
     for r in results {
         let malformed: u64 = r.report.errors.iter().sum();
+        let saturated = if r.report.new_flows_saturated {
+            " SATURATED (a lower bound: more flows than the new-flow filter holds)"
+        } else {
+            ""
+        };
         println!(
-            "\nepoch {}: {} frames, {} packets, {} bytes, {} fragments, not IP {}, malformed {}; distinct flows ~{} (exact {}), sources ~{}, new flows {} (filter FPR {:.2} %)",
+            "\nepoch {}: {} frames, {} packets, {} bytes, {} fragments, not IP {}, malformed {}; distinct flows ~{} (exact {}), sources ~{} (exact {}), new flows {} (exact {}, filter FPR {:.2} %){saturated}",
             r.epoch,
             r.report.frames,
             r.report.packets,
@@ -174,7 +207,9 @@ fn print_text(results: &[EpochResult], a: &Args, memory: usize) {
             r.report.distinct_flows,
             r.exact_flows,
             r.report.distinct_sources,
+            r.exact_sources,
             r.report.new_flows,
+            r.exact_new_flows,
             100.0 * r.report.new_flows_fpr
         );
         for e in ParseError::ALL {
@@ -184,19 +219,30 @@ fn print_text(results: &[EpochResult], a: &Args, memory: usize) {
             }
         }
         println!(
-            "  {:<56} {:>12} {:>8} {:>12} {:>9} {:>9} {:>7}",
-            "flow", "est bytes", "±err", "exact bytes", "est pkts", "exact pk", "share%"
+            "  {:<56} {:>8} {:>26} {:>12} {:>22} {:>9} {:>7}",
+            "flow", "status", "bytes", "exact bytes", "packets", "exact pk", "share%"
         );
         for w in &r.rows {
             println!(
-                "  {:<56} {:>12} {:>8} {:>12} {:>9} {:>9} {:>7.3}",
+                "  {:<56} {:>8} {:>26} {:>12} {:>22} {:>9} {:>7.3}",
                 w.key.to_string(),
-                w.est_bytes,
-                w.bytes_error,
+                if w.certain { "certain" } else { "possible" },
+                bounds_text(&w.bytes),
                 w.exact.bytes,
-                w.est_packets,
+                bounds_text(&w.packets),
                 w.exact.packets,
                 100.0 * w.true_share
+            );
+        }
+        if r.report.elephants_left_out > 0 {
+            println!(
+                "  ... and {} more candidates reaching theta that did not fit in the report",
+                r.report.elephants_left_out
+            );
+        }
+        if !r.report.elephants_complete {
+            println!(
+                "  WARNING: theta is below what this epoch could certify: flows at theta may be missing"
             );
         }
         println!(

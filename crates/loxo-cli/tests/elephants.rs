@@ -5,7 +5,7 @@
 
 use loxo_cli::eval::Evaluator;
 use loxo_cli::trace::{generate, Popularity, TraceConfig};
-use loxo_flow::Config;
+use loxo_flow::{Config, Theta};
 
 fn check(alpha: f64, flood: f64) {
     let cfg = TraceConfig {
@@ -17,7 +17,7 @@ fn check(alpha: f64, flood: f64) {
         seed: 6,
     };
     let config = Config {
-        theta: 0.01,
+        theta: Theta::new(1, 100).unwrap(),
         ..Config::default()
     };
     let mut ev = Evaluator::new(config);

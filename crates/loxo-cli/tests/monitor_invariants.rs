@@ -1,12 +1,12 @@
 //! `FlowMonitor` invariants on generated traces, next to the exact counter: totals
-//! equal the sums over the frames fed, every reported elephant's estimated share is at
-//! least θ minus its error bound, epochs close on the configured packet count or on
-//! the caller's tick, and the Reset / Halve policies do what they say.
+//! equal the sums over the frames fed, every certain bound contains the exact figure,
+//! every flow at θ is reported (recall 1), epochs close on the configured packet count
+//! or on the caller's tick, and the Reset / Halve policies do what they say.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_cli::exact::Exact;
 use loxo_cli::trace::{generate, Popularity, TraceConfig};
-use loxo_flow::{Config, EpochPolicy, FlowMonitor, Report, ShareOf};
+use loxo_flow::{Config, EpochPolicy, FlowMonitor, Report, ShareOf, Theta};
 use proptest::prelude::*;
 
 fn frames(cfg: &TraceConfig) -> Vec<Vec<u8>> {
@@ -30,13 +30,14 @@ proptest! {
         alpha in 0.6f64..1.4,
         flood in 0.0f64..0.6,
         malformed in 0.0f64..0.1,
-        theta in 0.005f32..0.2,
+        theta_ppm in 4_000u64..200_000,
         by_packets in any::<bool>(),
     ) {
         let cfg = TraceConfig {
             packets, flows, popularity: Popularity::Zipf(alpha), flood, malformed, seed,
         };
         let share_of = if by_packets { ShareOf::Packets } else { ShareOf::Bytes };
+        let theta = Theta::new(theta_ppm, 1_000_000).unwrap();
         let mut m = FlowMonitor::new(Config { theta, share_of, ..Config::default() });
         let mut exact = Exact::default();
         for f in frames(&cfg) {
@@ -52,31 +53,34 @@ proptest! {
         prop_assert_eq!(r.errors, exact.errors);
         prop_assert_eq!(r.frames, r.packets + r.not_ip + r.errors.iter().sum::<u64>());
 
-        let total = if by_packets { r.packets } else { r.bytes } as f64;
+        let total = r.ranked_total();
         for e in &r.elephants {
-            let (est, err) = if by_packets { (e.packets, e.packets_error) } else { (e.bytes, e.bytes_error) };
-            // Issue's invariant: estimated share ≥ θ − error bound (both as shares).
-            prop_assert!(
-                est as f64 / total >= f64::from(theta) - err as f64 / total - 1e-9,
-                "{e:?} below θ = {theta} with total {total}"
-            );
+            let c = exact.flows.get(&e.key).copied().unwrap_or_default();
+            let (ranked, other, truth, other_truth) = if by_packets {
+                (e.packets, e.bytes, c.packets, c.bytes)
+            } else {
+                (e.bytes, e.packets, c.bytes, c.packets)
+            };
+            // The ranking measure's bounds are both certain and contain the truth.
+            prop_assert!(ranked.lower_certain && ranked.contains(truth), "{e:?} vs {truth}");
+            // Reported only if its upper bound reaches θ; certain only if its lower does.
+            prop_assert!(theta.reached(ranked.upper, total), "{e:?} below θ");
+            prop_assert_eq!(e.certain, theta.reached(ranked.lower, total));
+            // The other measure's upper bound is a Count-Min estimate: never below.
+            prop_assert!(other.upper >= other_truth, "{e:?} under-counts the other measure: {other_truth}");
         }
-        // The other measure comes from a Count-Min sketch: never an under-count.
-        for e in &r.elephants {
-            if let Some(c) = exact.flows.get(&e.key) {
-                let (other, truth) = if by_packets { (e.bytes, c.bytes) } else { (e.packets, c.packets) };
-                prop_assert!(other >= truth, "{e:?} under-counts the other measure: {truth}");
-            }
-        }
-        // Sorted by estimated bytes, descending.
-        prop_assert!(r.elephants.windows(2).all(|w| w[0].bytes >= w[1].bytes));
-        // Every true elephant is reported (recall 1.0 while the heap has room).
-        let truth = exact.heavy(f64::from(theta), !by_packets);
-        if truth.len() <= loxo_flow::MAX_ELEPHANTS {
-            for (k, _) in &truth {
-                prop_assert!(r.elephants.iter().any(|e| e.key == *k), "missed {k:?}");
-            }
-        }
+        // Certain elephants first, then possible ones; each by the ranking upper bound.
+        let sorted = r.elephants.windows(2).all(|w| {
+            (w[0].certain, w[0].ranked(share_of).upper) >= (w[1].certain, w[1].ranked(share_of).upper)
+        });
+        prop_assert!(sorted, "report order");
+        // θ ≥ 0.4 % > 1/256 = θ_min: recall 1, certified, and every true elephant is
+        // listed unless the report ran out of room (then the rest are counted).
+        prop_assert!(r.elephants_complete);
+        let truth = exact.heavy(theta, !by_packets);
+        let listed = truth.iter().filter(|(k, _)| r.elephants.iter().any(|e| e.key == *k)).count();
+        prop_assert!(listed == truth.len() || r.elephants_left_out > 0, "missed elephants");
+        prop_assert!(listed + r.elephants_left_out as usize >= truth.len());
     }
 }
 
@@ -116,7 +120,7 @@ fn packet_count_epochs_close_and_restart() {
         assert_eq!(r.errors, e.errors);
         // Distinct flows of the epoch within 4 standard errors of the exact count.
         let n = e.flows.len() as f64;
-        let rel = (f64::from(r.distinct_flows) - n).abs() / n;
+        let rel = (r.distinct_flows as f64 - n).abs() / n;
         assert!(
             rel < 4.0 * 1.04 / 128.0,
             "epoch {i}: {} vs {n}",
@@ -127,7 +131,7 @@ fn packet_count_epochs_close_and_restart() {
         let sources: std::collections::HashSet<&[u8]> =
             e.flows.keys().map(loxo_flow::FlowKey::src_bytes).collect();
         let n = sources.len() as f64;
-        let rel = (f64::from(r.distinct_sources) - n).abs() / n;
+        let rel = (r.distinct_sources as f64 - n).abs() / n;
         assert!(
             rel < 4.0 * 1.04 / 32.0,
             "epoch {i}: sources {} vs {n}",
@@ -164,7 +168,7 @@ fn reset_forgets_and_halve_ages() {
     for f in &epoch0 {
         exact0.feed(f);
     }
-    let (top_key, top) = exact0.heavy(0.01, true)[0];
+    let (top_key, top) = exact0.heavy(Theta::new(1, 100).unwrap(), true)[0];
 
     for policy in [EpochPolicy::Reset, EpochPolicy::Halve] {
         let mut m = FlowMonitor::new(Config {
@@ -181,7 +185,10 @@ fn reset_forgets_and_halve_ages() {
             .iter()
             .find(|e| e.key == top_key)
             .expect("top flow reported");
-        assert!(e0.bytes >= top.bytes && e0.bytes - e0.bytes_error <= top.bytes);
+        assert!(
+            e0.certain && e0.bytes.contains(top.bytes),
+            "{e0:?} vs {top:?}"
+        );
 
         for f in &epoch1 {
             m.feed(f);
@@ -192,8 +199,13 @@ fn reset_forgets_and_halve_ages() {
             EpochPolicy::Reset => assert!(carried.is_none(), "{carried:?}"),
             EpochPolicy::Halve => {
                 let c = carried.expect("halved heavy flow still an elephant");
-                // Halving floors each counter: estimate/2 rounded down.
-                assert_eq!(c.bytes, e0.bytes / 2, "{c:?} vs {e0:?}");
+                // Halving floors count and error separately: the lower bound moves to
+                // half of it within one rounding step; the upper bound to at least half.
+                assert!(
+                    c.bytes.lower.abs_diff(e0.bytes.lower / 2) <= 1,
+                    "{c:?} vs {e0:?}"
+                );
+                assert!(c.bytes.upper >= e0.bytes.upper / 2, "{c:?} vs {e0:?}");
             }
         }
     }

@@ -28,12 +28,14 @@ pub struct Slot<K> {
 }
 
 impl<K: Copy> Slot<K> {
-    /// The report view of this slot.
+    /// The report view of this slot with Space-Saving's bounds (`count − error ≤ f ≤
+    /// count`); the other summaries replace the bounds they do not have.
     pub(crate) fn entry(&self) -> Entry<K> {
         Entry {
             key: self.key,
             count: self.count,
-            error: self.error,
+            lower: Some(self.count.saturating_sub(self.error)),
+            upper: Some(self.count),
         }
     }
 }
@@ -82,7 +84,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.slots.get(pos)
     }
 
-    #[cfg(test)]
+    /// The monitored slots in heap order (the minimum first).
     pub(crate) fn slots(&self) -> &[Slot<K>] {
         &self.slots
     }

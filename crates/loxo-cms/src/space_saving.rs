@@ -20,7 +20,8 @@ use crate::topk::{Entry, TopK};
 ///
 /// # Guarantees (deterministic, `N_tot` = [`total`](TopK::total))
 ///
-/// * every reported entry has `count − error ≤ f ≤ count`;
+/// * every reported entry has `count − error ≤ f ≤ count`, reported as
+///   [`Entry::lower`] and [`Entry::upper`];
 /// * the minimum count is at most `N_tot / N`, so every key with `f > N_tot / N`
 ///   is monitored, and every estimate is within `N_tot / N` of the truth.
 ///
@@ -52,7 +53,8 @@ use crate::topk::{Entry, TopK};
 /// let mut top = heapless::Vec::<_, 1>::new();
 /// ss.report(&mut top);
 /// assert_eq!(top[0].key, 1);
-/// assert!(top[0].count - top[0].error <= 400 && 400 <= top[0].count);
+/// assert!(top[0].admits(400)); // count − error ≤ 400 ≤ count
+/// assert_eq!(top[0].upper, Some(top[0].count));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpaceSaving<K, const N: usize> {
@@ -76,7 +78,17 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         self.heap.slot(pos).map(crate::heap::Slot::entry)
     }
 
+    /// Every monitored entry with its bounds, in heap order (no copy, unlike
+    /// [`report`](TopK::report), so a caller can scan all `N` entries on a small stack).
+    pub fn entries(&self) -> impl Iterator<Item = Entry<K>> + '_ {
+        self.heap.slots().iter().map(crate::heap::Slot::entry)
+    }
+
     /// The smallest monitored count (`≤ total / N` once full), 0 when not full.
+    ///
+    /// Every key that is **not** monitored has true weight `≤ min_count()`
+    /// (Metwally et al., Lemma 3): when it is below a threshold, no key above the
+    /// threshold was missed.
     pub fn min_count(&self) -> u64 {
         if self.heap.is_full() {
             self.heap.min_count().unwrap_or(0)

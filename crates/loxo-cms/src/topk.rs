@@ -6,14 +6,22 @@ use loxo_core::{KeyHash, Seed};
 use crate::cms::{CmsCu, Counter};
 use crate::heap::KeyHeap;
 
-/// One reported heavy hitter: `key` with estimated weight `count`.
+/// One reported heavy hitter: `key` with estimated weight `count`, and the bounds on
+/// its true weight `f` that the algorithm can **guarantee**.
 ///
-/// `error` is the algorithm's bound on the overestimate, so the true weight `f`
-/// satisfies `count − error ≤ f ≤ count` — deterministically for
-/// [`SpaceSaving`](crate::SpaceSaving), with probability `1 − δ` for
-/// [`CmsTopK`] (`error = ⌈ε·N⌉`), and `error = 0` for
-/// [`HeavyKeeper`](crate::HeavyKeeper), which gives no bound (its counts are
-/// almost always exact or slight *under*estimates for the elephants).
+/// A bound is `Some` only if it holds for every stream, deterministically (no
+/// probability, no assumption beyond the summary's own arithmetic); where the
+/// algorithm has no such bound the field is `None`, so a caller can never mistake
+/// an estimate for a bound:
+///
+/// | summary | `lower` | `upper` |
+/// |---|---|---|
+/// | [`SpaceSaving`](crate::SpaceSaving) | `count − error` (Metwally et al.) | `count` |
+/// | [`CmsTopK`] | `None` (`count − ε·N` holds only w.p. `1 − δ`) | `count` (Count-Min never under-counts) |
+/// | [`HeavyKeeper`](crate::HeavyKeeper) | `None` (counts are lower estimates unless two keys share a 32-bit fingerprint) | `None` (decay can lose any amount) |
+///
+/// Tested on every stream of `tests/tests/topk_properties.rs`: every `Some` bound
+/// contains the exact count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Entry<K> {
@@ -21,8 +29,18 @@ pub struct Entry<K> {
     pub key: K,
     /// Estimated total weight (packets or bytes, whatever was passed to `update`).
     pub count: u64,
-    /// Bound on `count − f` (0 if the algorithm has none).
-    pub error: u64,
+    /// `f ≥ lower`, always — or `None` if the algorithm has no such bound.
+    pub lower: Option<u64>,
+    /// `f ≤ upper`, always — or `None` if the algorithm has no such bound.
+    pub upper: Option<u64>,
+}
+
+impl<K> Entry<K> {
+    /// True if `f` lies within every bound the entry has (a `None` bound excludes
+    /// nothing).
+    pub fn admits(&self, f: u64) -> bool {
+        self.lower.is_none_or(|l| l <= f) && self.upper.is_none_or(|u| f <= u)
+    }
 }
 
 /// A fixed-memory "which keys are the heaviest?" summary of a weighted stream.
@@ -71,11 +89,13 @@ pub struct Entry<K> {
 /// let seed = Seed::new(1, 2);
 /// let top = feed(&mut SpaceSaving::<[u8; 4], 16>::new(), seed);
 /// assert_eq!(top[0].key, [1, 1, 1, 1]);
-/// assert!(top[0].count - top[0].error <= 500 && 500 <= top[0].count);
+/// assert_eq!(top[0].lower.zip(top[0].upper).map(|(l, u)| l <= 500 && 500 <= u), Some(true));
 /// let top = feed(&mut HeavyKeeper::<64, 2, 16, [u8; 4]>::new(9), seed);
 /// assert_eq!((top[0].key, top[0].count), ([1, 1, 1, 1], 500));
+/// assert_eq!((top[0].lower, top[0].upper), (None, None)); // an estimate, no bounds
 /// let top = feed(&mut CmsTopK::<64, 2, 16, [u8; 4]>::new(seed), seed);
 /// assert_eq!(top[0].key, [1, 1, 1, 1]);
+/// assert!(top[0].lower.is_none() && top[0].upper.is_some_and(|u| u >= 500));
 /// ```
 pub trait TopK<K: Copy + Eq> {
     /// Adds `weight` to `key`, whose digest is `hash` (never recomputed).
@@ -120,9 +140,12 @@ pub trait TopK<K: Copy + Eq> {
 /// * `W`, `D`, `C`: the sketch's width, depth, counter type (see [`Cms`](crate::Cms)).
 /// * `N`: heap capacity, 1..=32767; `K`: the key type.
 ///
-/// Counts are CMS estimates: `f ≤ count ≤ f + ε·N` w.p. `1 − δ`, reported with
-/// `error = ⌈ε·N⌉`. A key that dropped out of the heap and re-enters gets its full
-/// sketch estimate back (nothing is lost, unlike Space-Saving).
+/// Counts are CMS estimates: `f ≤ count` always (reported as [`Entry::upper`]) and
+/// `count ≤ f + ε·N` with probability `1 − δ` (not a deterministic bound, so
+/// [`Entry::lower`] is `None`; the caller may use
+/// [`sketch`](Self::sketch)`().error_bound()` at its own stated probability). A key
+/// that dropped out of the heap and re-enters gets its full sketch estimate back
+/// (nothing is lost, unlike Space-Saving).
 ///
 /// Memory: `size_of::<CmsCu<W, D, C>>() + N·(size_of::<Slot<K>>() + 4) + 8`;
 /// `CmsTopK<281, 4, 100, u64>` is 8 192 bytes. Cost per update: `D` probes, a
@@ -182,15 +205,8 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, C: Counter> T
 
     fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
         self.heap.report(out);
-        let err = self.cms.error_bound();
-        let err = if err >= u64::MAX as f64 {
-            u64::MAX
-        } else {
-            let t = err as u64;
-            t + u64::from((t as f64) < err)
-        };
         for e in out.iter_mut() {
-            e.error = err;
+            e.lower = None;
         }
     }
 

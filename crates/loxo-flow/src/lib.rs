@@ -22,12 +22,14 @@
 
 mod key;
 mod parse;
+mod theta;
 
 pub use key::{FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
-    Config, DefaultTopK, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, Report,
-    SecondarySketch, ShareOf, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS, NEW_FLOW_K, SECONDARY_D,
-    SECONDARY_W, SOURCES_P,
+    Bounds, Config, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, OtherSketch, RankedSketch,
+    Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,
+    NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
 };
 pub use parse::{parse_frame, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
+pub use theta::{Theta, ThetaError};
 mod monitor;

@@ -1,31 +1,46 @@
-//! `FlowMonitor`: per-epoch elephants, distinct counts and parse statistics.
+//! `FlowMonitor`: per-epoch elephants with bounds, distinct counts and parse statistics.
 
 use loxo_bloom::BlockedBloom;
-use loxo_cms::{CmsCu, Entry, HeavyKeeper, TopK};
+use loxo_cms::{CmsCu, SpaceSaving, TopK};
 use loxo_core::Seed;
 use loxo_hll::Hll;
 
-use crate::{parse_frame, FlowKey, ParseError, Parsed};
+use crate::{parse_frame, FlowKey, ParseError, Parsed, Theta};
 
-/// Maximum elephants in a [`Report`]: with θ ≥ 1/32 all fit; for smaller θ the 32 largest.
-pub const MAX_ELEPHANTS: usize = 32;
+/// Room for elephants in a [`Report`]. A monitor tracks up to `N` candidates
+/// ([`DEFAULT_CANDIDATES`] = 256); when more of them reach θ than fit, the report lists
+/// the certain ones first, then the largest possible ones, and counts the rest in
+/// [`Report::elephants_left_out`]. With θ ≥ 1/64 every candidate fits (at most ⌊1/θ⌋
+/// flows can have an upper bound ≥ θ, see [`FlowMonitor`]).
+pub const MAX_ELEPHANTS: usize = 64;
 
-/// The default top-k summary: `HeavyKeeper<1024, 2, 32, FlowKey>`, 16 KiB of buckets + heap.
-pub type DefaultTopK = HeavyKeeper<1024, 2, MAX_ELEPHANTS, FlowKey>;
+/// Flows the default monitor tracks as elephant candidates: `N` of
+/// [`FlowMonitor<N>`]. Every flow above `1/N` of an epoch is tracked, so
+/// `θ_min = 1/256 ≈ 0.39 %`.
+pub const DEFAULT_CANDIDATES: usize = 256;
 
-/// Width of the [`SecondarySketch`].
-pub const SECONDARY_W: usize = 1024;
+/// Width of the two Count-Min sketches.
+pub const SKETCH_W: usize = 1024;
 
-/// Depth of the [`SecondarySketch`].
-pub const SECONDARY_D: usize = 3;
+/// Depth of the [`OtherSketch`]: δ = e⁻³ ≈ 5 % per queried flow.
+pub const OTHER_D: usize = 3;
 
-/// The sketch of the measure elephants are *not* ranked by (packets when θ is a share
-/// of bytes, bytes otherwise): a conservative-update Count-Min sketch, 1024 × 3 `u32`
-/// cells (12 KiB). Queried only for the reported elephants, it gives their second
-/// figure with an over-count of at most `ε·N` (ε = e/1024 ≈ 0.27 % of the epoch's
-/// total) with probability `1 − e⁻³ ≈ 95 %`, and never an under-count. A second top-k
-/// summary would cost twice the per-frame work for the same figures.
-pub type SecondarySketch = CmsCu<SECONDARY_W, SECONDARY_D>;
+/// Depth of the [`RankedSketch`]. It only tightens upper bounds, which hold
+/// deterministically at any depth (Count-Min never under-counts), so two rows do.
+pub const RANKED_D: usize = 2;
+
+/// Count-Min sketch of the **ranking** measure (bytes when θ is a share of bytes):
+/// conservative update, 1024 × 2 `u32` cells (8 KiB). Its estimate of a candidate is
+/// an upper bound that always holds; the monitor takes the smaller of it and the
+/// Space-Saving count.
+pub type RankedSketch = CmsCu<SKETCH_W, RANKED_D>;
+
+/// Count-Min sketch of the **other** measure (packets when θ is a share of bytes):
+/// conservative update, 1024 × 3 `u32` cells (12 KiB). Its estimate is an upper bound
+/// that always holds; minus `⌈ε·N⌉` (ε = e/1024 ≈ 0.27 % of the epoch's total of that
+/// measure) it is a lower bound with probability ≥ 1 − e⁻³ ≈ 95 % per flow (rows are
+/// independent: `loxo_core::RowHashes`).
+pub type OtherSketch = CmsCu<SKETCH_W, OTHER_D>;
 
 /// Precision of the distinct-flow sketch: `P = 14`, 12 KiB, relative standard error
 /// 1.04/√16384 ≈ 0.81 % — Redis's geometry, so a device's per-epoch flow sketch can be
@@ -36,12 +51,16 @@ pub const FLOWS_P: u8 = 14;
 /// error 1.04/√1024 ≈ 3.3 %.
 pub const SOURCES_P: u8 = 10;
 
-/// 512-bit blocks of each new-flow filter: 96 blocks = 6 KiB = 49 152 bits, about
-/// 5 000 flows per epoch at a 1 % false-positive rate (9.6 bits per flow).
+/// 512-bit blocks of each new-flow filter: 96 blocks = 6 KiB = 49 152 bits.
 pub const NEW_FLOW_BLOCKS: usize = 96;
 
 /// Probes of the new-flow filters (optimal for 9.6 bits per flow).
 pub const NEW_FLOW_K: u32 = 7;
+
+/// Design load of a new-flow filter: 5 000 flows per epoch (9.8 bits per flow, a
+/// false-positive rate of about 1 %). Past it, [`Report::new_flows_saturated`] is set
+/// and distinct sources are counted from every frame instead of first frames.
+pub const NEW_FLOW_CAPACITY: u32 = 5_000;
 
 /// The new-flow filter: a cache-line blocked Bloom filter (one cache line per frame).
 pub type NewFlowFilter = BlockedBloom<NEW_FLOW_BLOCKS, NEW_FLOW_K>;
@@ -57,14 +76,16 @@ pub enum ShareOf {
     Packets,
 }
 
-/// What happens to the top-k state at epoch end.
+/// What happens to the elephant state at epoch end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum EpochPolicy {
-    /// Start the next epoch empty.
+    /// Start the next epoch empty: every figure is of this epoch's frames.
     #[default]
     Reset,
-    /// Halve the top-k counters (aging); distinct counters are always reset.
+    /// Halve the candidates' counts and both Count-Min sketches (aging): elephants are
+    /// then of exponentially decayed traffic, and bounds hold for the halved weights
+    /// up to ±1 rounding per halving. Distinct counters are always reset.
     Halve,
 }
 
@@ -74,23 +95,29 @@ pub enum EpochPolicy {
 pub struct Config {
     /// Hash seed (one keyed hash per frame, shared by every structure).
     pub seed: Seed,
-    /// Elephant threshold θ: share ≥ θ (inclusive).
-    pub theta: f32,
+    /// Elephant threshold θ: share ≥ θ (inclusive, exact).
+    pub theta: Theta,
     /// Share measured in bytes or packets.
     pub share_of: ShareOf,
     /// Close an epoch after this many frames (all frames, malformed included); 0 = only
     /// on the caller's [`FlowMonitor::end_epoch`] (timer tick).
     pub epoch_packets: u32,
-    /// Top-k policy at epoch end.
+    /// Candidate policy at epoch end.
     pub policy: EpochPolicy,
 }
+
+/// θ = 1 %.
+const ONE_PERCENT: Theta = match Theta::new(1, 100) {
+    Some(t) => t,
+    None => panic!("1/100 is a valid threshold"),
+};
 
 impl Config {
     /// The default configuration as a constant (for `static` monitors): a fixed demo
     /// seed, θ = 1 % of bytes, epochs closed by the caller, [`EpochPolicy::Reset`].
     pub const DEFAULT: Self = Self {
         seed: Seed::new(0x6c6f_786f, 0x666c_6f77),
-        theta: 0.01,
+        theta: ONE_PERCENT,
         share_of: ShareOf::Bytes,
         epoch_packets: 0,
         policy: EpochPolicy::Reset,
@@ -103,46 +130,59 @@ impl Default for Config {
     }
 }
 
-/// One reported elephant.
+/// Bounds on one figure of an elephant: the true value `v` satisfies
+/// `lower ≤ v ≤ upper`. `upper` always holds; `lower` always holds when
+/// `lower_certain`, else with probability ≥ 1 − e⁻³ ≈ 95 % (a Count-Min bound).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Bounds {
+    /// Lower bound.
+    pub lower: u64,
+    /// Upper bound (always holds).
+    pub upper: u64,
+    /// Whether `lower` holds always (true) or only with probability ≥ 95 % (false).
+    pub lower_certain: bool,
+}
+
+impl Bounds {
+    /// True when the bounds pin the value exactly (`lower == upper`, both certain).
+    pub const fn is_exact(&self) -> bool {
+        self.lower_certain && self.lower == self.upper
+    }
+
+    /// True when `v` lies within the bounds.
+    pub const fn contains(&self, v: u64) -> bool {
+        self.lower <= v && v <= self.upper
+    }
+}
+
+/// One reported elephant (or candidate): a flow whose upper bound reaches θ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Elephant {
     /// The flow.
     pub key: FlowKey,
-    /// Estimated bytes this epoch.
-    pub bytes: u64,
-    /// Bound on `bytes − true bytes` reported by the top-k summary.
-    pub bytes_error: u64,
-    /// Estimated packets this epoch.
-    pub packets: u64,
-    /// Bound on `packets − true packets`. When elephants are ranked by bytes the
-    /// packets come from the [`SecondarySketch`] and the bound (`⌈ε·N⌉`) holds with
-    /// probability ≈ 95 %; the same applies to `bytes_error` when ranked by packets.
-    pub packets_error: u64,
+    /// This epoch's bytes.
+    pub bytes: Bounds,
+    /// This epoch's packets.
+    pub packets: Bounds,
+    /// `true`: its share is ≥ θ for certain (the ranking measure's certain lower bound
+    /// reaches θ). `false`: *possible* — its upper bound reaches θ, its lower bound
+    /// does not.
+    pub certain: bool,
 }
 
-impl Report {
-    /// An empty report (`const`, for a `static`).
-    #[must_use]
-    pub const fn new() -> Self {
-        Self {
-            epoch: 0,
-            frames: 0,
-            packets: 0,
-            bytes: 0,
-            fragments: 0,
-            not_ip: 0,
-            errors: [0; ParseError::COUNT],
-            distinct_flows: 0,
-            distinct_sources: 0,
-            new_flows: 0,
-            new_flows_fpr: 0.0,
-            elephants: heapless::Vec::new(),
+impl Elephant {
+    /// The bounds of the measure shares are taken in.
+    pub const fn ranked(&self, share_of: ShareOf) -> &Bounds {
+        match share_of {
+            ShareOf::Bytes => &self.bytes,
+            ShareOf::Packets => &self.packets,
         }
     }
 }
 
-/// End-of-epoch report; filled in place by [`FlowMonitor::end_epoch`] (about 2.4 KiB).
+/// End-of-epoch report; filled in place by [`FlowMonitor::end_epoch`] (6 328 bytes).
 #[derive(Clone, Debug, PartialEq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Report {
@@ -161,42 +201,121 @@ pub struct Report {
     /// Malformed frames per reason, indexed by [`ParseError::index`].
     pub errors: [u64; ParseError::COUNT],
     /// Estimated distinct flows (HLL, P = [`FLOWS_P`] = 14: relative standard error
-    /// 1.04/√16384 ≈ 0.81 %).
-    pub distinct_flows: u32,
+    /// 1.04/√16384 ≈ 0.81 %). Every IP frame is inserted; it does not saturate.
+    pub distinct_flows: u64,
     /// Estimated distinct source addresses (HLL, P = [`SOURCES_P`] = 10: 3.3 %).
-    /// A source is inserted on the first frame of each of its flows (the frame the
-    /// new-flow filter reports as not yet seen this epoch), so one whose every flow
-    /// is a filter false positive is missed: an under-count of at most about
-    /// `new_flows_fpr`, well inside the sketch's own error at design load.
-    pub distinct_sources: u32,
+    /// A source is inserted on each first frame of a flow as the new-flow filter sees
+    /// it, and on every frame once that filter is past its design load
+    /// ([`NEW_FLOW_CAPACITY`]): so a source is missed only if all its flows were
+    /// filter false positives below the design load (≤ about 1 % each), and never
+    /// collapses under a flood.
+    pub distinct_sources: u64,
     /// New flows: flows of this epoch not seen in this or the previous epoch
-    /// (`Bloom::insert_checked` on a filter per epoch). Never over-counted; a filter
-    /// false positive makes a new flow look known, so it under-counts by about
-    /// `new_flows_fpr`.
+    /// (`insert_checked` on a filter per epoch). Never over-counted; a filter false
+    /// positive makes a new flow look known. Within the filters' rate
+    /// ([`new_flows_fpr`](Self::new_flows_fpr)) while `new_flows_saturated` is false;
+    /// only a lower bound when it is true.
     pub new_flows: u64,
     /// Estimated false-positive rate of the new-flow filters at epoch end (from their
-    /// fill): the share of new flows that may have been missed. Above a few percent
-    /// the epoch had more flows than the filters were sized for.
+    /// fill): the share of new flows that may have been missed.
     pub new_flows_fpr: f32,
-    /// Elephants, sorted by estimated bytes, descending.
+    /// True when this or the previous epoch put more than [`NEW_FLOW_CAPACITY`] flows
+    /// into its filter: `new_flows` is then a lower bound, not an estimate.
+    pub new_flows_saturated: bool,
+    /// The threshold the elephants were selected with.
+    pub theta: Theta,
+    /// The measure θ is a share of.
+    pub share_of: ShareOf,
+    /// Elephants and candidates whose upper bound reaches θ: certain ones first, then
+    /// possible ones, each group by the ranking measure's upper bound, descending.
     pub elephants: heapless::Vec<Elephant, MAX_ELEPHANTS>,
+    /// Candidates that reached θ but did not fit in `elephants` (the smallest possible
+    /// ones are left out first). 0 when θ ≥ 1/[`MAX_ELEPHANTS`].
+    pub elephants_left_out: u32,
+    /// True when every flow whose share is ≥ θ is among the candidates (listed or
+    /// counted in `elephants_left_out`): recall 1, certified for this epoch. Always
+    /// true for θ > 1/N; below that, true when the smallest tracked count was below θ.
+    pub elephants_complete: bool,
 }
 
-/// Elephant-flow monitor: parse → one `Seed::hash` → top-k by the ranking measure
-/// (bytes or packets, [`Config::share_of`]) plus a Count-Min sketch of the other one,
-/// HLL of flows and of sources, new-flow filters, per-reason error counters.
+impl Report {
+    /// An empty report (`const`, for a `static`).
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            epoch: 0,
+            frames: 0,
+            packets: 0,
+            bytes: 0,
+            fragments: 0,
+            not_ip: 0,
+            errors: [0; ParseError::COUNT],
+            distinct_flows: 0,
+            distinct_sources: 0,
+            new_flows: 0,
+            new_flows_fpr: 0.0,
+            new_flows_saturated: false,
+            theta: ONE_PERCENT,
+            share_of: ShareOf::Bytes,
+            elephants: heapless::Vec::new(),
+            elephants_left_out: 0,
+            elephants_complete: true,
+        }
+    }
+
+    /// The epoch's total of the ranking measure (bytes or packets).
+    pub const fn ranked_total(&self) -> u64 {
+        match self.share_of {
+            ShareOf::Bytes => self.bytes,
+            ShareOf::Packets => self.packets,
+        }
+    }
+}
+
+impl Default for Theta {
+    fn default() -> Self {
+        ONE_PERCENT
+    }
+}
+
+/// Elephant-flow monitor: parse → one `Seed::hash` → Space-Saving candidates of the
+/// ranking measure (bytes or packets, [`Config::share_of`]) plus a Count-Min sketch of
+/// each measure, HLL of flows and of sources, new-flow filters, per-reason error
+/// counters.
 ///
-/// Memory: `size_of::<T>() + 12 KiB (SecondarySketch) + 0.75·(2^14 + 2^10) + 2·296 +
-/// 2·64·96` bytes; the default (`T = DefaultTopK`) is reported by
-/// [`FlowMonitor::memory_bytes`] and is ≤ 64 KiB (checked by a test). Cost per frame:
-/// one parse, one SipHash-1-3 of the 13/37-byte key, one top-k update, one 3-row
-/// Count-Min update, one HLL insert, one blocked-Bloom `insert_checked`; on a flow's
-/// first frame of the epoch also a Bloom `contains` (new flows) and the source's
-/// SipHash + HLL insert.
+/// # Recall 1 by construction
 ///
-/// Error: the top-k summary's `Entry::error` bound is carried to each [`Elephant`] for
-/// the ranking measure, the Count-Min bound for the other; distinct counts have HLL's
-/// 1.04/√m relative standard error.
+/// The candidates are a Space-Saving summary of `N` flows ([`SpaceSaving`], Metwally
+/// et al. 2005) over the ranking measure, reset every epoch. Its counts sum to the
+/// epoch's total `T`, so its smallest count is `m ≤ T/N`, and a flow it does not track
+/// has true weight `f ≤ m` (it was evicted as the minimum, and minima only grow). So
+/// for `θ > 1/N` (`θ_min = 1/N`: 0.39 % for the default `N` = 256) every flow with
+/// `f ≥ θ·T > m` is tracked; at epoch end the monitor reports every tracked flow whose
+/// upper bound reaches `θ·T`, and the true `f ≥ θ·T` implies it. Below `θ_min` the
+/// same test `m < θ·T` is checked per epoch and reported
+/// ([`Report::elephants_complete`]).
+///
+/// # Bounds
+///
+/// Ranking measure: `lower = count − error` (Space-Saving, always holds) and `upper =
+/// min(count, RankedSketch estimate)` (both never under-count, so always holds).
+/// Other measure: `upper` = the [`OtherSketch`] estimate (always holds), `lower =
+/// upper − ⌈ε·N⌉` (holds with probability ≥ 1 − e⁻³). An elephant is *certain* when
+/// its ranking lower bound reaches θ, *possible* otherwise. At most `⌊1/θ⌋` flows can
+/// have an upper bound `≥ θ·T` (Space-Saving counts sum to `T`). θ is an exact
+/// fraction ([`Theta`]): shares are compared in integers, inclusive.
+///
+/// # Memory and cost
+///
+/// `N·68 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
+/// (filters) + about 700 bytes; the default is reported by
+/// [`FlowMonitor::memory_bytes`]: 64 320 bytes ≤ 64 KiB (pinned by a test). Per frame: one
+/// parse, one SipHash-1-3 of the 13/37-byte key, one Space-Saving update (an index
+/// probe; a heap sift when the order breaks), a 2-row and a 3-row Count-Min update,
+/// one HLL insert, one blocked-Bloom `insert_checked`; on a flow's first frame of the
+/// epoch (every frame once the filter is past its design load) also a Bloom
+/// `contains` and the source's SipHash + HLL insert. At epoch end one SipHash per
+/// flow whose count reaches θ.
 ///
 /// ```
 /// use loxo_flow::{FlowMonitor, Report};
@@ -211,20 +330,29 @@ pub struct Report {
 /// m.end_epoch(&mut r);
 /// assert_eq!((r.packets, r.bytes), (1, 60));
 /// assert_eq!(r.elephants.len(), 1);
+/// let e = &r.elephants[0];
+/// assert!(e.certain && e.bytes.is_exact() && e.bytes.upper == 60);
+/// assert!(r.elephants_complete);
 /// ```
 #[derive(Clone, Debug)]
-pub struct FlowMonitor<T = DefaultTopK> {
+pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     config: Config,
-    /// Top-k by the ranking measure.
-    top: T,
+    /// Elephant candidates by the ranking measure.
+    top: SpaceSaving<FlowKey, N>,
+    /// Count-Min sketch of the ranking measure (tightens upper bounds).
+    ranked: RankedSketch,
     /// Count-Min sketch of the other measure.
-    other: SecondarySketch,
+    other: OtherSketch,
     flows: Hll<FLOWS_P>,
     sources: Hll<SOURCES_P>,
     /// Flows seen this epoch.
     seen: NewFlowFilter,
     /// Flows seen in the previous epoch.
     seen_before: NewFlowFilter,
+    /// Flows `seen` took this epoch (inserts it called new).
+    seen_flows: u32,
+    /// Flows `seen_before` took in its epoch.
+    seen_before_flows: u32,
     new_flows: u64,
     epoch: u32,
     frames: u64,
@@ -235,34 +363,37 @@ pub struct FlowMonitor<T = DefaultTopK> {
     errors: [u64; ParseError::COUNT],
 }
 
-impl Default for FlowMonitor<DefaultTopK> {
+impl Default for FlowMonitor {
     fn default() -> Self {
         Self::new(Config::default())
     }
 }
 
-impl FlowMonitor<DefaultTopK> {
-    /// A monitor with the default top-k summary. `const`, so a firmware can place it
-    /// in a `static` without building 56 KiB on its stack first.
+impl FlowMonitor {
+    /// A monitor with [`DEFAULT_CANDIDATES`] candidates. `const`, so a firmware can
+    /// place it in a `static` without building it on its stack first.
     #[must_use]
     pub const fn new(config: Config) -> Self {
-        // HeavyKeeper's decay RNG seed, derived from the seed (it steers only the
-        // decay coin flips, so a mix is enough; `Seed::hash` is not `const`).
-        let b = config.seed.to_bytes();
-        let k0 = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        let k1 = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
-        let r = loxo_core::mix64(loxo_core::mix64(k0 ^ 0x6465_6361_7920_726e) ^ k1);
-        Self::with_summary(config, DefaultTopK::new(r | 1))
+        Self::with_candidates(config)
     }
 }
 
-impl<T: TopK<FlowKey>> FlowMonitor<T> {
-    /// A monitor over a caller-built, empty top-k summary (of the ranking measure).
-    pub const fn with_summary(config: Config, top: T) -> Self {
+impl<const N: usize> FlowMonitor<N> {
+    /// Smallest θ with recall 1 guaranteed for every stream: every flow *above* `1/N`
+    /// of an epoch is tracked.
+    pub const THETA_MIN: Theta = match Theta::new(1, N as u64) {
+        Some(t) => t,
+        None => panic!("FlowMonitor<N>: N must be at least 1"),
+    };
+
+    /// A monitor tracking `N` candidates (`θ_min = 1/N`, `68·N` bytes of them).
+    #[must_use]
+    pub const fn with_candidates(config: Config) -> Self {
         Self {
             config,
-            top,
-            other: SecondarySketch::new(config.seed),
+            top: SpaceSaving::new(),
+            ranked: RankedSketch::new(config.seed),
+            other: OtherSketch::new(config.seed),
             // Read through `estimate` and merged fleet-wide, never through the
             // martingale: not tracking it spares a software f64 division per register
             // change on a Cortex-M4F.
@@ -270,6 +401,8 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
             sources: Hll::new(config.seed).without_martingale(),
             seen: NewFlowFilter::new(config.seed),
             seen_before: NewFlowFilter::new(config.seed),
+            seen_flows: 0,
+            seen_before_flows: 0,
             new_flows: 0,
             epoch: 0,
             frames: 0,
@@ -311,15 +444,21 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
                     ShareOf::Packets => (1, u64::from(f.len)),
                 };
                 self.top.update(&f.key, h, ranked);
+                self.ranked.add_hash(h, ranked);
                 self.other.add_hash(h, other);
                 self.flows.insert_hash(h);
                 let known = self.seen.insert_checked_hash(h);
                 if !known {
+                    self.seen_flows = self.seen_flows.saturating_add(1);
                     if !self.seen_before.contains_hash(h) {
                         self.new_flows = self.new_flows.saturating_add(1);
                     }
-                    // A flow already in this epoch's filter had its source counted on
-                    // its first frame: the source's own SipHash runs once per flow.
+                }
+                // A flow already in this epoch's filter had its source counted on its
+                // first frame (the source's SipHash runs once per flow) — unless the
+                // filter is past its design load, where "known" is too often a false
+                // positive: then every frame counts its source.
+                if !known || self.seen_flows > NEW_FLOW_CAPACITY {
                     self.sources
                         .insert_hash(f.key.src_hash_with(&self.config.seed));
                 }
@@ -339,11 +478,39 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         self.config.epoch_packets != 0 && self.frames >= u64::from(self.config.epoch_packets)
     }
 
+    /// The bounds of a tracked flow (its Space-Saving `count`, `lower`), or `None` if
+    /// its upper bound stays below `threshold`.
+    fn elephant(&self, key: FlowKey, count: u64, lower: u64, threshold: u64) -> Option<Elephant> {
+        let h = key.hash_with(&self.config.seed);
+        let upper = count.min(self.ranked.estimate_hash(h));
+        if upper < threshold {
+            return None;
+        }
+        let ranked = Bounds {
+            lower,
+            upper,
+            lower_certain: true,
+        };
+        let o = self.other.estimate_hash(h);
+        let other = Bounds {
+            lower: o.saturating_sub(ceil(self.other.error_bound())),
+            upper: o,
+            lower_certain: false,
+        };
+        let (bytes, packets) = match self.config.share_of {
+            ShareOf::Bytes => (ranked, other),
+            ShareOf::Packets => (other, ranked),
+        };
+        Some(Elephant {
+            key,
+            bytes,
+            packets,
+            certain: lower >= threshold,
+        })
+    }
+
     /// Closes the epoch: writes the report into `out` (no allocation) and starts the next
     /// epoch per the [`EpochPolicy`].
-    ///
-    /// An elephant is a tracked flow whose estimated share `(count + error) / total` is
-    /// ≥ θ, so a summary that never under-estimates by more than its error misses none.
     pub fn end_epoch(&mut self, out: &mut Report) {
         out.epoch = self.epoch;
         out.frames = self.frames;
@@ -352,49 +519,45 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         out.fragments = self.fragments;
         out.not_ip = self.not_ip;
         out.errors = self.errors;
-        out.distinct_flows = self.flows.estimate() as u32;
-        out.distinct_sources = self.sources.estimate() as u32;
+        out.distinct_flows = self.flows.estimate() as u64;
+        out.distinct_sources = self.sources.estimate() as u64;
         out.new_flows = self.new_flows;
         // A new flow is missed if either filter reports it: 1 − (1 − p₁)(1 − p₂).
         let (p1, p2) = (self.seen.estimated_fpr(), self.seen_before.estimated_fpr());
         out.new_flows_fpr = (1.0 - (1.0 - p1) * (1.0 - p2)) as f32;
+        out.new_flows_saturated =
+            self.seen_flows > NEW_FLOW_CAPACITY || self.seen_before_flows > NEW_FLOW_CAPACITY;
+        out.theta = self.config.theta;
+        out.share_of = self.config.share_of;
+        let total = out.ranked_total();
+        // Smallest weight with share ≥ θ (exact integer ceiling); at least 1 so that
+        // an empty epoch reports nothing.
+        let threshold = self.config.theta.threshold(total).max(1);
         out.elephants.clear();
-        let total = match self.config.share_of {
-            ShareOf::Bytes => self.bytes,
-            ShareOf::Packets => self.packets,
-        };
-        let threshold = f64::from(self.config.theta) * total as f64;
-        // The Count-Min bound ⌈ε·N⌉ of the other measure.
-        let bound = self.other.error_bound();
-        let other_error = (bound as u64).saturating_add(u64::from((bound as u64 as f64) < bound));
-        let mut top = heapless::Vec::<Entry<FlowKey>, MAX_ELEPHANTS>::new();
-        self.top.report(&mut top);
-        for e in &top {
-            if (e.count.saturating_add(e.error)) as f64 >= threshold && e.count > 0 {
-                let h = e.key.hash_with(&self.config.seed);
-                let o = self.other.estimate_hash(h);
-                let (bytes, bytes_error, packets, packets_error) = match self.config.share_of {
-                    ShareOf::Bytes => (e.count, e.error, o, other_error),
-                    ShareOf::Packets => (o, other_error, e.count, e.error),
-                };
-                let _ = out.elephants.push(Elephant {
-                    key: e.key,
-                    bytes,
-                    bytes_error,
-                    packets,
-                    packets_error,
-                });
+        out.elephants_left_out = 0;
+        for e in self.top.entries() {
+            if e.count < threshold {
+                continue; // the count is an upper bound: no need to hash the key
+            }
+            let Some(el) = self.elephant(e.key, e.count, e.lower.unwrap_or(0), threshold) else {
+                continue;
+            };
+            if !place(&mut out.elephants, el, self.config.share_of) {
+                out.elephants_left_out = out.elephants_left_out.saturating_add(1);
             }
         }
-        out.elephants
-            .sort_unstable_by(|a, b| b.bytes.cmp(&a.bytes).then(a.key.cmp(&b.key)));
+        // Unmonitored flows weigh at most the smallest tracked count (0 if none was
+        // ever evicted).
+        out.elephants_complete = self.top.min_count() < threshold;
         match self.config.policy {
             EpochPolicy::Reset => {
                 self.top.clear();
+                self.ranked.clear();
                 self.other.clear();
             }
             EpochPolicy::Halve => {
                 self.top.halve();
+                self.ranked.halve();
                 self.other.halve();
             }
         }
@@ -402,6 +565,8 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         self.sources.clear();
         core::mem::swap(&mut self.seen, &mut self.seen_before);
         self.seen.clear();
+        self.seen_before_flows = self.seen_flows;
+        self.seen_flows = 0;
         self.new_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
@@ -411,6 +576,41 @@ impl<T: TopK<FlowKey>> FlowMonitor<T> {
         self.not_ip = 0;
         self.errors = [0; ParseError::COUNT];
     }
+}
+
+/// Order of the report: certain before possible, then by the ranking upper bound
+/// (descending), then by key.
+fn rank(a: &Elephant, b: &Elephant, share_of: ShareOf) -> core::cmp::Ordering {
+    b.certain
+        .cmp(&a.certain)
+        .then(b.ranked(share_of).upper.cmp(&a.ranked(share_of).upper))
+        .then(a.key.cmp(&b.key))
+}
+
+/// Inserts `e` in order; when full, drops the last entry if `e` ranks before it.
+/// Returns false when one elephant (`e` or the dropped one) did not fit.
+fn place<const M: usize>(
+    v: &mut heapless::Vec<Elephant, M>,
+    e: Elephant,
+    share_of: ShareOf,
+) -> bool {
+    let at = v.partition_point(|x| rank(x, &e, share_of).is_lt());
+    if at >= M {
+        return false;
+    }
+    let dropped = if v.is_full() {
+        v.pop().is_some()
+    } else {
+        false
+    };
+    let _ = v.insert(at, e);
+    !dropped
+}
+
+/// `⌈x⌉` of a non-negative bound, saturating.
+fn ceil(x: f64) -> u64 {
+    let t = x as u64;
+    t.saturating_add(u64::from((t as f64) < x))
 }
 
 #[cfg(test)]
@@ -423,6 +623,12 @@ mod tests {
     fn default_fits_64_kib() {
         let m = FlowMonitor::default();
         assert!(m.memory_bytes() <= 64 * 1024, "{}", m.memory_bytes());
+        assert_eq!(m.memory_bytes(), 64_320, "pin the documented size");
+        assert_eq!(
+            core::mem::size_of::<Report>(),
+            6_328,
+            "pin the documented report size"
+        );
         std::println!(
             "FlowMonitor default: {} bytes, Report: {} bytes",
             m.memory_bytes(),
