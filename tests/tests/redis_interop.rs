@@ -11,11 +11,15 @@
 //! * `PFADD` in Redis → `GET` → `RedisHll::decode` (sparse and dense) has the same
 //!   16 384 registers as a `RedisHll` fed the same elements;
 //! * `PFMERGE` of a Redis-built and a loxo-built key == `RedisHll::merge`, both in
-//!   registers and in count.
+//!   registers and in count;
+//! * `PFADD` on a loxo-written key replies what `RedisHll::insert` returns, and
+//!   `PFDEBUG GETREG` (Redis's own decoder) reads every register value 0..=51 back;
+//! * corrupted `HYLL` strings: Redis's verdict (`WRONGTYPE`, `INVALIDOBJ` or a
+//!   count) and loxo's `DecodeError`, case by case.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_cli::resp::{Client, Reply};
-use loxo_interop::redis::{RedisHll, DENSE_LEN};
+use loxo_interop::redis::{RedisHll, DENSE_LEN, MAX_RANK};
 use loxo_tests::redis::RedisServer;
 
 /// A connection with the assertions these tests need.
@@ -93,9 +97,59 @@ fn pfcount_of_a_loxo_made_key_equals_count() {
             "n = {n}, estimate {}",
             h.estimate()
         );
-        // Redis accepted it as a valid HLL: PFADD of a new element works on it.
-        assert!(c.int(&[b"PFADD", b"loxo", b"one-more"]) >= 0);
+        // Redis updates it as its own: PFADD replies whether a register changed,
+        // which is what `insert` returns, and the result is the same sketch.
+        let mut more = h.clone();
+        let changed = more.insert(b"one-more");
+        assert_eq!(
+            c.int(&[b"PFADD", b"loxo", b"one-more"]),
+            i64::from(changed),
+            "n = {n}"
+        );
+        assert_eq!(
+            c.int(&[b"PFCOUNT", b"loxo"]) as u64,
+            more.count(),
+            "n = {n}"
+        );
+        let back = RedisHll::decode(&c.get(b"loxo")).unwrap();
+        assert!(back.as_hll().registers().eq(more.as_hll().registers()));
     }
+}
+
+/// `PFDEBUG GETREG` (Redis's own register decoder) reads back every register of a
+/// loxo-written dense string, with every register value from 0 to the maximum 51
+/// present, at every bit offset of the 6-bit packing.
+#[test]
+fn redis_reads_every_register_value_we_write() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut c = connect(&server);
+    // Registers from elements: find one element per (index, rank) pattern needed.
+    // Simpler and exhaustive: load the registers directly through the `Hll` API.
+    let mut hll = loxo_hll::Hll::<14>::new(loxo_interop::redis::REDIS_TAG_SEED);
+    let regs: Vec<u8> = (0..16_384u32)
+        .map(|i| ((i * 7 + i / 52) % 52) as u8)
+        .collect();
+    hll.set_registers(regs.iter().copied()).unwrap();
+    let h = RedisHll::from_hll(&hll);
+    assert!((0..=MAX_RANK).all(|v| regs.contains(&v)));
+    c.set_loxo(b"all", &h);
+    match c.command(&[b"PFDEBUG", b"GETREG", b"all"]) {
+        Reply::Array(items) => {
+            let theirs: Vec<i64> = items
+                .into_iter()
+                .map(|r| match r {
+                    Reply::Integer(i) => i,
+                    other => panic!("PFDEBUG GETREG item {other:?}"),
+                })
+                .collect();
+            let ours: Vec<i64> = regs.iter().map(|&r| i64::from(r)).collect();
+            assert_eq!(theirs, ours);
+        }
+        other => panic!("PFDEBUG GETREG: {other:?}"),
+    }
+    assert_eq!(c.int(&[b"PFCOUNT", b"all"]) as u64, h.count());
 }
 
 #[test]
@@ -160,20 +214,188 @@ fn pfmerge_with_a_redis_built_key_equals_loxo_merge() {
     }
 }
 
+/// What Redis says of a corrupted `HYLL` string, and what `RedisHll::decode` says.
+enum Redis {
+    /// `-WRONGTYPE Key is not a valid HyperLogLog string value.` (header checks:
+    /// length, magic, encoding byte, dense length).
+    WrongType,
+    /// `-INVALIDOBJ Corrupted HLL object detected` (sparse runs that do not sum to
+    /// 16 384 registers, found when `PFCOUNT` walks them).
+    InvalidObj,
+    /// `PFCOUNT` answers this number.
+    Count(i64),
+}
+
+/// Real corruptions of a `HYLL` string, each sent to Redis (`SET` then `PFCOUNT`)
+/// and decoded by loxo. Where both reject, both must; where Redis accepts what loxo
+/// rejects (it never produces such a string itself), the test pins Redis's answer
+/// so that a change of either side is noticed.
 #[test]
-fn redis_rejects_nothing_we_send_and_we_reject_a_corrupted_key() {
+fn corrupted_hyll_strings_are_rejected_by_redis_and_by_loxo() {
+    use loxo_core::DecodeError as E;
     let Some(server) = RedisServer::start() else {
         return;
     };
     let mut c = connect(&server);
     let h = loxo(&elements(0..1000));
-    let mut buf = vec![0u8; DENSE_LEN];
-    h.encode_dense_into(&mut buf).unwrap();
-    // One byte short: Redis refuses it as an HLL, and so does loxo.
-    c.ok(&[b"SET", b"short", &buf[..DENSE_LEN - 1]]);
-    assert!(matches!(
-        c.command(&[b"PFCOUNT", b"short"]),
-        Reply::Error(_)
-    ));
-    assert!(RedisHll::decode(&buf[..DENSE_LEN - 1]).is_err());
+    let mut dense = vec![0u8; DENSE_LEN];
+    h.encode_dense_into(&mut dense).unwrap();
+    let with = |at: usize, v: u8| {
+        let mut b = dense.clone();
+        b[at] = v;
+        b
+    };
+    // A sparse string from opcodes: XZERO(n) is 01xxxxxx yyyyyyyy, n − 1 in 14 bits;
+    // VAL(v, len) is 1vvvvvll.
+    let sparse = |ops: &[u8]| {
+        let mut b = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\x80".to_vec();
+        b.extend_from_slice(ops);
+        b
+    };
+    let xzero = |n: u16| [0x40 | ((n - 1) >> 8) as u8, (n - 1) as u8];
+    let val = |v: u8, len: u8| 0x80 | (v - 1) << 2 | (len - 1);
+    let [x16382, x16383, x16384] = [xzero(16_382), xzero(16_383), xzero(16_384)];
+    let true_count = h.count() as i64;
+    // Registers i and i + 1 both 0, i a multiple of 4: register i is the low six
+    // bits of byte 16 + 3i/4, whose top two bits (register i + 1's low bits) stay 0.
+    let i = (0..16_384)
+        .step_by(4)
+        .find(|&i| h.register(i) == 0 && h.register(i + 1) == 0)
+        .unwrap();
+    let at = 16 + 3 * i / 4;
+    // Redis's estimator puts a register above 51 in neither of its sums but counts
+    // it as non-zero: the count of the sketch with register i at 50 (2^−50 is
+    // nothing in the sum).
+    let mut raised = h.as_hll().clone();
+    raised.update_register(i, 50);
+    let beyond_count = RedisHll::from_hll(&raised).count() as i64;
+    assert_eq!(beyond_count, true_count + 1);
+
+    let cases: Vec<(&str, Vec<u8>, Result<(), E>, Redis)> = vec![
+        (
+            "the valid string",
+            dense.clone(),
+            Ok(()),
+            Redis::Count(true_count),
+        ),
+        (
+            "bad magic",
+            with(3, b'X'),
+            Err(E::BadMagic),
+            Redis::WrongType,
+        ),
+        (
+            "encoding byte 2",
+            with(4, 2),
+            Err(E::WrongKind),
+            Redis::WrongType,
+        ),
+        (
+            "encoding byte 255 (Redis's internal raw)",
+            with(4, 255),
+            Err(E::WrongKind),
+            Redis::WrongType,
+        ),
+        (
+            "dense one byte short",
+            dense[..DENSE_LEN - 1].to_vec(),
+            Err(E::Truncated),
+            Redis::WrongType,
+        ),
+        (
+            "dense one byte long",
+            [&dense[..], &[0]].concat(),
+            Err(E::TrailingBytes),
+            Redis::WrongType,
+        ),
+        (
+            "dense header without registers",
+            dense[..16].to_vec(),
+            Err(E::Truncated),
+            Redis::WrongType,
+        ),
+        (
+            "shorter than the header",
+            dense[..15].to_vec(),
+            Err(E::Truncated),
+            Redis::WrongType,
+        ),
+        (
+            "sparse, no opcodes",
+            sparse(&[]),
+            Err(E::InvalidValue),
+            Redis::InvalidObj,
+        ),
+        (
+            "sparse, 16 383 registers",
+            sparse(&x16383),
+            Err(E::InvalidValue),
+            Redis::InvalidObj,
+        ),
+        (
+            "sparse, ZERO past 16 384",
+            sparse(&[x16384[0], x16384[1], 0x00]),
+            Err(E::InvalidValue),
+            Redis::InvalidObj,
+        ),
+        (
+            "sparse, VAL run of 4 from register 16 382",
+            sparse(&[x16382[0], x16382[1], val(5, 4)]),
+            Err(E::InvalidValue),
+            Redis::InvalidObj,
+        ),
+        // Redis reads the missing byte from the string's NUL terminator (0: a run
+        // of 1) and so counts 16 384 registers; loxo does not read past the end.
+        (
+            "sparse, XZERO cut in half",
+            sparse(&[x16383[0], x16383[1], 0x40]),
+            Err(E::Truncated),
+            Redis::Count(0),
+        ),
+        // Registers above 51 never come out of PFADD: Redis counts them, loxo
+        // refuses them.
+        (
+            "dense register 52",
+            with(at, 52),
+            Err(E::InvalidValue),
+            Redis::Count(beyond_count),
+        ),
+        (
+            "dense register 63",
+            with(at, 63),
+            Err(E::InvalidValue),
+            Redis::Count(beyond_count),
+        ),
+    ];
+    let mut target = RedisHll::new();
+    target.insert(b"keep");
+    let before = target.clone();
+    for (name, bytes, loxo_verdict, redis_verdict) in cases {
+        let mut t = before.clone();
+        let got = t.decode_into(&bytes);
+        assert_eq!(got, loxo_verdict, "{name}: loxo");
+        if got.is_err() {
+            assert_eq!(t, before, "{name}: a failed decode changed the target");
+        }
+        c.ok(&[b"SET", b"k", &bytes]);
+        let reply = c.command(&[b"PFCOUNT", b"k"]);
+        let ok = match (&redis_verdict, &reply) {
+            (Redis::WrongType, Reply::Error(e)) => e.starts_with("WRONGTYPE"),
+            (Redis::InvalidObj, Reply::Error(e)) => e.starts_with("INVALIDOBJ"),
+            (Redis::Count(n), Reply::Integer(i)) => i == n,
+            _ => false,
+        };
+        assert!(ok, "{name}: Redis replied {reply:?}");
+    }
+    target.decode_into(&dense).unwrap();
+    assert_eq!(target, h);
+
+    // Redis trusts a cached cardinality marked valid (bit 7 of byte 15 clear);
+    // loxo never writes one (it always marks the cache invalid) and ignores it.
+    let mut cached = dense.clone();
+    cached[8..16].copy_from_slice(&12_345u64.to_le_bytes());
+    c.ok(&[b"SET", b"k", &cached]);
+    assert_eq!(c.int(&[b"PFCOUNT", b"k"]), 12_345);
+    assert_eq!(RedisHll::decode(&cached).unwrap().count(), h.count());
+    assert_eq!(dense[15] & 0x80, 0x80, "loxo marks its cache invalid");
 }
