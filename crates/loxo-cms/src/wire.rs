@@ -229,7 +229,10 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
     /// # Errors
     /// The envelope's errors; `WrongKind`, `ParameterMismatch`, `SeedMismatch`;
     /// `InvalidValue` for more than `N` entries, an invalid key, `error > count`, a
-    /// broken heap order, a key listed twice, or a total below the largest count.
+    /// broken heap order, a key listed twice, or counts that add up to more than the
+    /// total (each update adds its weight to one count, so a real summary's counts
+    /// add up to its total, or less after `halve`: this keeps "minimum count ≤
+    /// total / N" true of every decoded summary).
     pub fn decode_into<const L: usize>(
         &mut self,
         seed: &Seed,
@@ -250,7 +253,10 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         KeyHeap::<K, N>::validate::<L>(heap)?;
         let mut fresh = KeyHeap::<K, N>::new();
         fresh.decode_validated::<L>(heap);
-        if fresh_max(&fresh) > total {
+        let sum = (0..fresh.len())
+            .filter_map(|i| fresh.slot(i))
+            .fold(0u64, |a, s| a.saturating_add(s.entry().count));
+        if sum > total {
             return Err(DecodeError::InvalidValue);
         }
         self.heap = fresh;
@@ -342,8 +348,10 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, const B: u32>
     /// ```
     ///
     /// # Errors
-    /// As [`SpaceSaving::decode_into`], plus `InvalidValue` for a zero RNG state or an
-    /// empty bucket (count 0) with a non-zero fingerprint.
+    /// As [`SpaceSaving::decode_into`] except that the heap counts (per-key estimates)
+    /// are bounded by the total one by one, plus `InvalidValue` for a zero RNG state,
+    /// an empty bucket (count 0) with a non-zero fingerprint, or a bucket count above
+    /// the total (a bucket only ever gains weights that the total gained too).
     pub fn decode_into<const L: usize>(
         &mut self,
         seed: &Seed,
@@ -379,7 +387,7 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, const B: u32>
         }
         if buckets
             .chunks_exact(8)
-            .any(|b| half(b, 4) == 0 && half(b, 0) != 0)
+            .any(|b| (half(b, 4) == 0 && half(b, 0) != 0) || u64::from(half(b, 4)) > total)
         {
             return Err(DecodeError::InvalidValue);
         }
