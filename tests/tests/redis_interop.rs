@@ -19,6 +19,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_cli::resp::{Client, Reply};
+use loxo_core::DecodeError;
 use loxo_interop::redis::{RedisHll, DENSE_LEN, MAX_RANK};
 use loxo_tests::redis::RedisServer;
 
@@ -214,7 +215,7 @@ fn pfmerge_with_a_redis_built_key_equals_loxo_merge() {
     }
 }
 
-/// What Redis says of a corrupted `HYLL` string, and what `RedisHll::decode` says.
+/// What Redis says of a corrupted `HYLL` string.
 enum Redis {
     /// `-WRONGTYPE Key is not a valid HyperLogLog string value.` (header checks:
     /// length, magic, encoding byte, dense length).
@@ -226,25 +227,89 @@ enum Redis {
     Count(i64),
 }
 
-/// Real corruptions of a `HYLL` string, each sent to Redis (`SET` then `PFCOUNT`)
-/// and decoded by loxo. Where both reject, both must; where Redis accepts what loxo
-/// rejects (it never produces such a string itself), the test pins Redis's answer
-/// so that a change of either side is noticed.
-#[test]
-fn corrupted_hyll_strings_are_rejected_by_redis_and_by_loxo() {
-    use loxo_core::DecodeError as E;
-    let Some(server) = RedisServer::start() else {
-        return;
-    };
-    let mut c = connect(&server);
-    let h = loxo(&elements(0..1000));
-    let mut dense = vec![0u8; DENSE_LEN];
-    h.encode_dense_into(&mut dense).unwrap();
+/// One corrupted string: what `RedisHll::decode` and what Redis say of it.
+struct Case {
+    name: &'static str,
+    bytes: Vec<u8>,
+    loxo: Result<(), DecodeError>,
+    redis: Redis,
+}
+
+fn case(name: &'static str, bytes: Vec<u8>, loxo: Result<(), DecodeError>, redis: Redis) -> Case {
+    Case {
+        name,
+        bytes,
+        loxo,
+        redis,
+    }
+}
+
+/// Corruptions of the header and of the dense length of `dense`, a valid dense
+/// string whose `PFCOUNT` is `count`.
+fn header_corruptions(dense: &[u8], count: i64) -> Vec<Case> {
+    use DecodeError as E;
     let with = |at: usize, v: u8| {
-        let mut b = dense.clone();
+        let mut b = dense.to_vec();
         b[at] = v;
         b
     };
+    vec![
+        case(
+            "the valid string",
+            dense.to_vec(),
+            Ok(()),
+            Redis::Count(count),
+        ),
+        case(
+            "bad magic",
+            with(3, b'X'),
+            Err(E::BadMagic),
+            Redis::WrongType,
+        ),
+        case(
+            "encoding byte 2",
+            with(4, 2),
+            Err(E::WrongKind),
+            Redis::WrongType,
+        ),
+        // 255 is Redis's internal "raw" encoding, which never leaves the server.
+        case(
+            "encoding byte 255",
+            with(4, 255),
+            Err(E::WrongKind),
+            Redis::WrongType,
+        ),
+        case(
+            "dense one byte short",
+            dense[..DENSE_LEN - 1].to_vec(),
+            Err(E::Truncated),
+            Redis::WrongType,
+        ),
+        case(
+            "dense one byte long",
+            [dense, &[0]].concat(),
+            Err(E::TrailingBytes),
+            Redis::WrongType,
+        ),
+        case(
+            "dense header alone",
+            dense[..16].to_vec(),
+            Err(E::Truncated),
+            Redis::WrongType,
+        ),
+        case(
+            "shorter than the header",
+            dense[..15].to_vec(),
+            Err(E::Truncated),
+            Redis::WrongType,
+        ),
+    ]
+}
+
+/// Corruptions of the registers: sparse runs that do not cover 16 384 registers,
+/// and dense registers above 51 in `dense`, the dense string of `h`.
+fn register_corruptions(h: &RedisHll, dense: &[u8]) -> Vec<Case> {
+    use DecodeError as E;
     // A sparse string from opcodes: XZERO(n) is 01xxxxxx yyyyyyyy, n − 1 in 14 bits;
     // VAL(v, len) is 1vvvvvll.
     let sparse = |ops: &[u8]| {
@@ -255,90 +320,44 @@ fn corrupted_hyll_strings_are_rejected_by_redis_and_by_loxo() {
     let xzero = |n: u16| [0x40 | ((n - 1) >> 8) as u8, (n - 1) as u8];
     let val = |v: u8, len: u8| 0x80 | (v - 1) << 2 | (len - 1);
     let [x16382, x16383, x16384] = [xzero(16_382), xzero(16_383), xzero(16_384)];
-    let true_count = h.count() as i64;
     // Registers i and i + 1 both 0, i a multiple of 4: register i is the low six
     // bits of byte 16 + 3i/4, whose top two bits (register i + 1's low bits) stay 0.
     let i = (0..16_384)
         .step_by(4)
         .find(|&i| h.register(i) == 0 && h.register(i + 1) == 0)
         .unwrap();
-    let at = 16 + 3 * i / 4;
+    let with = |v: u8| {
+        let mut b = dense.to_vec();
+        b[16 + 3 * i / 4] = v;
+        b
+    };
     // Redis's estimator puts a register above 51 in neither of its sums but counts
     // it as non-zero: the count of the sketch with register i at 50 (2^−50 is
     // nothing in the sum).
     let mut raised = h.as_hll().clone();
     raised.update_register(i, 50);
-    let beyond_count = RedisHll::from_hll(&raised).count() as i64;
-    assert_eq!(beyond_count, true_count + 1);
-
-    let cases: Vec<(&str, Vec<u8>, Result<(), E>, Redis)> = vec![
-        (
-            "the valid string",
-            dense.clone(),
-            Ok(()),
-            Redis::Count(true_count),
-        ),
-        (
-            "bad magic",
-            with(3, b'X'),
-            Err(E::BadMagic),
-            Redis::WrongType,
-        ),
-        (
-            "encoding byte 2",
-            with(4, 2),
-            Err(E::WrongKind),
-            Redis::WrongType,
-        ),
-        (
-            "encoding byte 255 (Redis's internal raw)",
-            with(4, 255),
-            Err(E::WrongKind),
-            Redis::WrongType,
-        ),
-        (
-            "dense one byte short",
-            dense[..DENSE_LEN - 1].to_vec(),
-            Err(E::Truncated),
-            Redis::WrongType,
-        ),
-        (
-            "dense one byte long",
-            [&dense[..], &[0]].concat(),
-            Err(E::TrailingBytes),
-            Redis::WrongType,
-        ),
-        (
-            "dense header without registers",
-            dense[..16].to_vec(),
-            Err(E::Truncated),
-            Redis::WrongType,
-        ),
-        (
-            "shorter than the header",
-            dense[..15].to_vec(),
-            Err(E::Truncated),
-            Redis::WrongType,
-        ),
-        (
+    let beyond = RedisHll::from_hll(&raised).count() as i64;
+    assert_eq!(beyond, h.count() as i64 + 1);
+    vec![
+        case(
             "sparse, no opcodes",
             sparse(&[]),
             Err(E::InvalidValue),
             Redis::InvalidObj,
         ),
-        (
+        case(
             "sparse, 16 383 registers",
             sparse(&x16383),
             Err(E::InvalidValue),
             Redis::InvalidObj,
         ),
-        (
+        case(
             "sparse, ZERO past 16 384",
             sparse(&[x16384[0], x16384[1], 0x00]),
             Err(E::InvalidValue),
             Redis::InvalidObj,
         ),
-        (
+        case(
             "sparse, VAL run of 4 from register 16 382",
             sparse(&[x16382[0], x16382[1], val(5, 4)]),
             Err(E::InvalidValue),
@@ -346,7 +365,7 @@ fn corrupted_hyll_strings_are_rejected_by_redis_and_by_loxo() {
         ),
         // Redis reads the missing byte from the string's NUL terminator (0: a run
         // of 1) and so counts 16 384 registers; loxo does not read past the end.
-        (
+        case(
             "sparse, XZERO cut in half",
             sparse(&[x16383[0], x16383[1], 0x40]),
             Err(E::Truncated),
@@ -354,32 +373,54 @@ fn corrupted_hyll_strings_are_rejected_by_redis_and_by_loxo() {
         ),
         // Registers above 51 never come out of PFADD: Redis counts them, loxo
         // refuses them.
-        (
+        case(
             "dense register 52",
-            with(at, 52),
+            with(52),
             Err(E::InvalidValue),
-            Redis::Count(beyond_count),
+            Redis::Count(beyond),
         ),
-        (
+        case(
             "dense register 63",
-            with(at, 63),
+            with(63),
             Err(E::InvalidValue),
-            Redis::Count(beyond_count),
+            Redis::Count(beyond),
         ),
-    ];
-    let mut target = RedisHll::new();
-    target.insert(b"keep");
-    let before = target.clone();
-    for (name, bytes, loxo_verdict, redis_verdict) in cases {
+    ]
+}
+
+/// Real corruptions of a `HYLL` string, each sent to Redis (`SET` then `PFCOUNT`)
+/// and decoded by loxo. Where both reject, both must; where Redis accepts what loxo
+/// rejects (it never produces such a string itself), the test pins Redis's answer
+/// so that a change of either side is noticed.
+#[test]
+fn corrupted_hyll_strings_are_rejected_by_redis_and_by_loxo() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut c = connect(&server);
+    let h = loxo(&elements(0..1000));
+    let mut dense = vec![0u8; DENSE_LEN];
+    h.encode_dense_into(&mut dense).unwrap();
+    let mut before = RedisHll::new();
+    before.insert(b"keep");
+    for Case {
+        name,
+        bytes,
+        loxo,
+        redis,
+    } in header_corruptions(&dense, h.count() as i64)
+        .into_iter()
+        .chain(register_corruptions(&h, &dense))
+    {
         let mut t = before.clone();
         let got = t.decode_into(&bytes);
-        assert_eq!(got, loxo_verdict, "{name}: loxo");
+        assert_eq!(got, loxo, "{name}: loxo");
         if got.is_err() {
             assert_eq!(t, before, "{name}: a failed decode changed the target");
         }
         c.ok(&[b"SET", b"k", &bytes]);
         let reply = c.command(&[b"PFCOUNT", b"k"]);
-        let ok = match (&redis_verdict, &reply) {
+        let ok = match (&redis, &reply) {
             (Redis::WrongType, Reply::Error(e)) => e.starts_with("WRONGTYPE"),
             (Redis::InvalidObj, Reply::Error(e)) => e.starts_with("INVALIDOBJ"),
             (Redis::Count(n), Reply::Integer(i)) => i == n,
@@ -387,8 +428,6 @@ fn corrupted_hyll_strings_are_rejected_by_redis_and_by_loxo() {
         };
         assert!(ok, "{name}: Redis replied {reply:?}");
     }
-    target.decode_into(&dense).unwrap();
-    assert_eq!(target, h);
 
     // Redis trusts a cached cardinality marked valid (bit 7 of byte 15 clear);
     // loxo never writes one (it always marks the cache invalid) and ignores it.
