@@ -144,8 +144,10 @@ where
     /// [`DecodeError::ParameterMismatch`] for another precision;
     /// [`DecodeError::SeedMismatch`] for another seed;
     /// [`DecodeError::InvalidValue`] for unknown flags, a register above
-    /// `64 − P + 1`, unordered or out-of-range sparse entries, a non-finite
-    /// martingale estimate, or a payload length that does not match.
+    /// `64 − P + 1`, unordered or out-of-range sparse entries, a negative or
+    /// non-finite martingale estimate or one below the number of non-zero registers
+    /// (each register change adds at least 1 to it), or a payload length that does
+    /// not match.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
         frame.header().expect(SketchKind::Hll, Self::PARAMS)?;
@@ -187,9 +189,16 @@ where
             }
             Some(v)
         };
+        // Every register change adds at least 1 to the martingale (a change has
+        // probability at most 1), so a real one is at least the number of non-zero
+        // registers; checked before anything is written.
+        let below = |non_zero: usize| hip.is_some_and(|v| v < non_zero as f64);
         if flags & FLAG_SPARSE == 0 {
             let dense = r.take(Self::REGISTER_BYTES)?;
             r.finish()?;
+            if below(registers::Registers::new(dense).filter(|&x| x != 0).count()) {
+                return Err(DecodeError::InvalidValue);
+            }
             // `set_registers` validates every value before it writes anything.
             self.set_registers(registers::Registers::new(dense))?;
         } else {
@@ -210,6 +219,9 @@ where
                     return Err(DecodeError::InvalidValue);
                 }
                 next = index + 1;
+            }
+            if below(n) {
+                return Err(DecodeError::InvalidValue);
             }
             self.set_registers(SparseExpand {
                 entries,
