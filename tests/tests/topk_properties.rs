@@ -53,6 +53,11 @@ proptest! {
             let f = exact[&e.key];
             prop_assert!(e.lower.is_some() && e.upper == Some(e.count), "{:?}", e);
             prop_assert!(e.admits(f), "{:?} f={}", e, f);
+            // Not a vacuous lower bound: a key's error is the minimum count it
+            // inherited, and the minimum never decreases (Metwally et al., Lemma 3),
+            // so count − lower ≤ the current minimum (0 while the summary has room).
+            let width = e.count - e.lower.unwrap_or(0);
+            prop_assert!(width <= ss.min_count(), "{:?}: error {} > min count {}", e, width, ss.min_count());
             prop_assert_eq!(ss.estimate(&e.key, SEED.hash_u64(e.key)), Some(e.count));
         }
         prop_assert!(ss.min_count() * 16 <= total);
