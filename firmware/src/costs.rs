@@ -182,6 +182,52 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             ss.update(black_box(k), h, 60);
         },
     );
+    // Hit path: the 64 keys are monitored after the pass above (256 slots, fed 4096).
+    let first = || keys.iter().zip(kh()).take(64).cycle().take(FRAMES);
+    for (k, h) in first() {
+        ss.update(k, h, 1_000_000);
+    }
+    measure(ticks, "space-saving<256> update (hit)", first, |(k, h)| {
+        ss.update(black_box(k), h, 60);
+    });
+    // Miss path: fresh keys (a flood), heap full.
+    measure(
+        ticks,
+        "space-saving<256> update (miss)",
+        || {
+            kh().enumerate().map(|(i, h)| {
+                let [a, b] = (i as u16).to_be_bytes();
+                let k = FlowKey::v4([172, 16, a, b], [1, 2, 3, 4], 7, 8, 99);
+                (k, KeyHash::from_u64(h.get() ^ 0xf00d_0000_0000_0000))
+            })
+        },
+        |(k, h)| {
+            ss.update(black_box(&k), h, 60);
+        },
+    );
+    let fresh = || {
+        kh().enumerate().map(|(i, h)| {
+            let [a, b] = (i as u16).to_be_bytes();
+            let k = FlowKey::v4([172, 17, a, b], [1, 2, 3, 4], 7, 8, 99);
+            (k, KeyHash::from_u64(h.get() ^ 0xbeef_0000_0000_0000))
+        })
+    };
+    measure(
+        ticks,
+        "space-saving<256> update (miss, gated out)",
+        fresh,
+        |(k, h)| {
+            ss.update_bounded(black_box(&k), h, 60, 0);
+        },
+    );
+    measure(
+        ticks,
+        "space-saving<256> update (miss, shallow sift)",
+        fresh,
+        |(k, h)| {
+            ss.update_bounded(black_box(&k), h, 1, 1);
+        },
+    );
     measure(ticks, "cms 1024x3 add_hash", kh, |h| cms.add_hash(h, 1));
     measure(ticks, "cms 1024x2 add_hash", kh, |h| cms2.add_hash(h, 60));
     measure(ticks, "hll14 insert_hash (no martingale)", kh, |h| {

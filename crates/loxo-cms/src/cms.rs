@@ -277,29 +277,49 @@ impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> 
     /// Adds weight `w` to the key whose digest under [`seed`](Self::seed) is `h`.
     #[inline]
     pub fn add_hash(&mut self, h: KeyHash, w: u64) {
-        self.total = self.total.saturating_add(w);
         if U::CONSERVATIVE {
-            let mut idx = [0usize; D];
-            let mut min = C::MAX;
-            for ((row, f), slot) in self.rows.iter().zip(self.hashes.iter()).zip(idx.iter_mut()) {
-                *slot = f.index(h, W as u32) as usize;
-                if let Some(&c) = row.get(*slot) {
-                    min = min.min(c);
-                }
-            }
-            let target = min.add_saturating(w);
-            for (row, &j) in self.rows.iter_mut().zip(idx.iter()) {
-                if let Some(c) = row.get_mut(j) {
-                    // Branch-free: a data-dependent branch here mispredicts often.
-                    *c = (*c).max(target);
-                }
-            }
+            let _ = self.add_hash_estimate(h, w);
         } else {
+            // Plain update needs no minimum: one pass.
+            self.total = self.total.saturating_add(w);
             for (row, f) in self.rows.iter_mut().zip(self.hashes.iter()) {
                 if let Some(c) = row.get_mut(f.index(h, W as u32) as usize) {
                     *c = c.add_saturating(w);
                 }
             }
+        }
+    }
+
+    /// [`add_hash`](Self::add_hash), returning the key's [estimate](Self::estimate_hash)
+    /// *after* the update at no extra cost (both rules find the key's smallest cell
+    /// anyway, and the estimate becomes that cell plus `w`): an upper bound on the
+    /// key's total weight including this update. `u64::MAX` when saturated.
+    #[inline]
+    pub fn add_hash_estimate(&mut self, h: KeyHash, w: u64) -> u64 {
+        self.total = self.total.saturating_add(w);
+        let mut idx = [0usize; D];
+        let mut min = C::MAX;
+        for ((row, f), slot) in self.rows.iter().zip(self.hashes.iter()).zip(idx.iter_mut()) {
+            *slot = f.index(h, W as u32) as usize;
+            if let Some(&c) = row.get(*slot) {
+                min = min.min(c);
+            }
+        }
+        let target = min.add_saturating(w);
+        for (row, &j) in self.rows.iter_mut().zip(idx.iter()) {
+            if let Some(c) = row.get_mut(j) {
+                *c = if U::CONSERVATIVE {
+                    // Branch-free: a data-dependent branch here mispredicts often.
+                    (*c).max(target)
+                } else {
+                    c.add_saturating(w)
+                };
+            }
+        }
+        if target == C::MAX {
+            u64::MAX
+        } else {
+            target.to_u64()
         }
     }
 
@@ -410,6 +430,17 @@ mod tests {
         big.add(b"x", 5);
         assert_eq!(big.estimate(b"x"), u64::MAX);
         assert_eq!(big.total(), u64::MAX);
+    }
+
+    #[test]
+    fn add_returns_the_new_estimate() {
+        let mut plain = Cms::<64, 3>::new(SEED);
+        let mut cu = CmsCu::<64, 3, u8>::new(SEED);
+        for i in 0..500u32 {
+            let h = SEED.hash(&(i % 97).to_le_bytes());
+            assert_eq!(plain.add_hash_estimate(h, 3), plain.estimate_hash(h));
+            assert_eq!(cu.add_hash_estimate(h, 3), cu.estimate_hash(h));
+        }
     }
 
     #[test]

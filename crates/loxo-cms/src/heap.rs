@@ -2,11 +2,15 @@
 //! by [`SpaceSaving`](crate::SpaceSaving), [`HeavyKeeper`](crate::HeavyKeeper) and
 //! [`CmsTopK`](crate::CmsTopK).
 //!
-//! Slots live in a `heapless::Vec` ordered as a binary min-heap on `count`. The
-//! index is an open-addressing table of `2N` `u16` cells (linear probing, load
-//! ≤ ½, backward-shift deletion) holding `heap position + 1`; each slot remembers
-//! its table cell so heap swaps update the index in O(1). Lookup, insert, increase
-//! and replace-minimum are O(log N) plus an expected O(1) probe.
+//! Keys live in fixed **slots** (a `heapless::Vec`; a slot never moves). The heap is
+//! *indirect*: two parallel arrays in heap order, the counts (`u64`) and the slot
+//! each count belongs to (`u16`), ordered as a binary min-heap on count; each slot
+//! remembers its heap position. A sift therefore moves 10 bytes per level, not a
+//! whole slot (56 bytes with a flow key: on a Cortex-M4 that halved the
+//! Space-Saving update). The index is an open-addressing table of `2N` `u16` cells
+//! (linear probing, load ≤ ½, backward-shift deletion) holding `slot + 1`, which a
+//! sift never touches. Lookup, insert, increase and replace-minimum are O(log N) plus
+//! an expected O(1) probe.
 
 use loxo_core::{reduce, KeyHash};
 
@@ -14,35 +18,40 @@ use crate::topk::Entry;
 
 /// One monitored key of a top-k summary, as stored (see [`Entry`] for reports).
 ///
-/// Memory: `size_of::<K>()` + 16 (count, error) + 6 (index bookkeeping), rounded up
-/// to the alignment of `u64`: 32 bytes for a `u64` key, 64 for a 40-byte key.
+/// Memory: `size_of::<K>()` + 8 (error) + 8 (hash tag, index cell, heap position),
+/// rounded up to the alignment of `u64`: 24 bytes for a `u64` key, 56 for a
+/// 40-byte key. Each monitored key also takes 10 bytes of heap (count, slot) and 4 of
+/// index: `size_of::<Slot<K>>() + 14` bytes in all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot<K> {
     key: K,
-    count: u64,
     error: u64,
     /// High 32 bits of the key's digest: home cell in the index, cheap pre-compare.
     tag: u32,
     /// The index cell pointing at this slot.
     cell: u16,
+    /// This slot's position in the heap arrays.
+    pos: u16,
 }
 
-impl<K: Copy> Slot<K> {
-    /// The report view of this slot with Space-Saving's bounds (`count − error ≤ f ≤
-    /// count`); the other summaries replace the bounds they do not have.
-    pub(crate) fn entry(&self) -> Entry<K> {
-        Entry {
-            key: self.key,
-            count: self.count,
-            lower: Some(self.count.saturating_sub(self.error)),
-            upper: Some(self.count),
-        }
+/// Space-Saving's bounds on a count: `count − error ≤ f ≤ count`; the other summaries
+/// replace the bounds they do not have.
+fn entry<K: Copy>(s: &Slot<K>, count: u64) -> Entry<K> {
+    Entry {
+        key: s.key,
+        count,
+        lower: Some(count.saturating_sub(s.error)),
+        upper: Some(count),
     }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct KeyHeap<K, const N: usize> {
     slots: heapless::Vec<Slot<K>, N>,
+    /// Heap order: the count of heap entry `i`.
+    counts: [u64; N],
+    /// Heap order: the slot of heap entry `i`.
+    ids: [u16; N],
     /// `2N` cells as `N` pairs, so the length is in the type.
     index: [[u16; 2]; N],
 }
@@ -63,6 +72,8 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         let () = Self::CHECK;
         Self {
             slots: heapless::Vec::new(),
+            counts: [0; N],
+            ids: [0; N],
             index: [[0; 2]; N],
         }
     }
@@ -77,16 +88,34 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
 
     /// Smallest monitored count, `None` when empty.
     pub(crate) fn min_count(&self) -> Option<u64> {
-        self.slots.first().map(|s| s.count)
+        if self.slots.is_empty() {
+            None
+        } else {
+            self.counts.first().copied()
+        }
     }
 
-    pub(crate) fn slot(&self, pos: usize) -> Option<&Slot<K>> {
-        self.slots.get(pos)
+    /// The count of slot `id`.
+    pub(crate) fn count(&self, id: usize) -> u64 {
+        self.slots
+            .get(id)
+            .and_then(|s| self.counts.get(s.pos as usize))
+            .copied()
+            .unwrap_or(0)
     }
 
-    /// The monitored slots in heap order (the minimum first).
-    pub(crate) fn slots(&self) -> &[Slot<K>] {
-        &self.slots
+    /// The report view of slot `id` (Space-Saving's bounds).
+    pub(crate) fn entry(&self, id: usize) -> Option<Entry<K>> {
+        self.slots.get(id).map(|s| entry(s, self.count(id)))
+    }
+
+    /// Every monitored entry in heap order (the minimum first).
+    pub(crate) fn entries(&self) -> impl Iterator<Item = Entry<K>> + '_ {
+        self.counts
+            .iter()
+            .zip(&self.ids)
+            .take(self.slots.len())
+            .filter_map(|(&c, &id)| self.slots.get(id as usize).map(|s| entry(s, c)))
     }
 
     #[inline(always)]
@@ -116,24 +145,34 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         }
     }
 
-    /// Heap position of `key`, if monitored.
+    /// Slot of `key`, if monitored.
     #[inline]
     pub(crate) fn find(&self, key: &K, h: KeyHash) -> Option<usize> {
+        self.find_or_vacancy(key, h).ok()
+    }
+
+    /// `Ok(slot)` of `key` if monitored, else `Err(cell)`: the free index cell where
+    /// its probe stopped, which [`replace_min_at`](Self::replace_min_at) can fill
+    /// without probing again.
+    #[inline]
+    pub(crate) fn find_or_vacancy(&self, key: &K, h: KeyHash) -> Result<usize, usize> {
         let tag = tag_of(h);
         let mut p = Self::home(tag);
         for _ in 0..Self::CELLS {
             let v = self.cell(p) as usize;
-            let s = self.slots.get(v.checked_sub(1)?)?;
+            let Some(s) = v.checked_sub(1).and_then(|i| self.slots.get(i)) else {
+                return Err(p);
+            };
             if s.tag == tag && s.key == *key {
-                return Some(v - 1);
+                return Ok(v - 1);
             }
             p = Self::next(p);
         }
-        None
+        Err(p)
     }
 
-    /// Points a free index cell for `tag` at heap position `pos`; returns the cell.
-    fn index_insert(&mut self, tag: u32, pos: usize) -> u16 {
+    /// Points a free index cell for `tag` at slot `id`; returns the cell.
+    fn index_insert(&mut self, tag: u32, id: usize) -> u16 {
         let mut p = Self::home(tag);
         for _ in 0..Self::CELLS {
             if self.cell(p) == 0 {
@@ -142,7 +181,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             p = Self::next(p);
         }
         // Load ≤ ½ guarantees a free cell was found.
-        self.set_cell(p, (pos + 1) as u16);
+        self.set_cell(p, (id + 1) as u16);
         p as u16
     }
 
@@ -177,85 +216,81 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         }
     }
 
-    fn count_at(&self, i: usize) -> u64 {
-        self.slots.get(i).map_or(u64::MAX, |s| s.count)
-    }
-
-    /// Writes `s` at heap position `to` and re-points its index cell.
     #[inline(always)]
-    fn place(&mut self, to: usize, s: Slot<K>) {
-        if let Some(d) = self.slots.get_mut(to) {
-            *d = s;
-            let cell = s.cell as usize;
-            self.set_cell(cell, (to + 1) as u16);
+    fn count_at(&self, i: usize) -> u64 {
+        self.counts.get(i).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Writes heap entry `(count, id)` at position `to` and re-points its slot.
+    #[inline(always)]
+    fn place(&mut self, to: usize, count: u64, id: u16) {
+        if let (Some(c), Some(i)) = (self.counts.get_mut(to), self.ids.get_mut(to)) {
+            *c = count;
+            *i = id;
+        }
+        if let Some(s) = self.slots.get_mut(id as usize) {
+            s.pos = to as u16;
         }
     }
 
-    // Both sifts move a "hole" instead of swapping: one slot copy and one index
-    // write per level.
+    // Both sifts move a "hole" instead of swapping: one 10-byte entry per level.
     fn sift_up(&mut self, mut i: usize) {
-        if i == 0 || self.count_at((i - 1) / 2) <= self.count_at(i) {
+        let (Some(&c), Some(&id)) = (self.counts.get(i), self.ids.get(i)) else {
             return;
-        }
-        let Some(&s) = self.slots.get(i) else { return };
+        };
         while i > 0 {
             let parent = (i - 1) / 2;
-            let Some(&p) = self.slots.get(parent) else {
-                break;
-            };
-            if p.count <= s.count {
+            let pc = self.count_at(parent);
+            if pc <= c {
                 break;
             }
-            self.place(i, p);
+            let pid = self.ids.get(parent).copied().unwrap_or(0);
+            self.place(i, pc, pid);
             i = parent;
         }
-        self.place(i, s);
-    }
-
-    /// Smallest child of heap position `i`, if any.
-    #[inline(always)]
-    fn min_child(&self, i: usize) -> Option<usize> {
-        let l = 2 * i + 1;
-        let r = l + 1;
-        if l >= self.slots.len() {
-            None
-        } else if r < self.slots.len() && self.count_at(r) < self.count_at(l) {
-            Some(r)
-        } else {
-            Some(l)
-        }
+        self.place(i, c, id);
     }
 
     fn sift_down(&mut self, mut i: usize) {
         let n = self.slots.len();
-        // Most raises leave the slot in place (a counted elephant stays above its
-        // children): check before moving a whole slot (64 bytes for a flow key).
-        match self.min_child(i) {
-            Some(c) if self.count_at(c) < self.count_at(i) => {}
-            _ => return,
-        }
-        let Some(&s) = self.slots.get(i) else { return };
+        // Slices of the live heap: every index below is checked against `n` once, so
+        // the compiler drops the per-access bounds checks (a 32-bit core pays for
+        // each one in this loop).
+        let (Some(counts), Some(ids)) = (self.counts.get_mut(..n), self.ids.get_mut(..n)) else {
+            return;
+        };
+        let (Some(&c), Some(&id)) = (counts.get(i), ids.get(i)) else {
+            return;
+        };
+        let slots = &mut self.slots;
         loop {
             let l = 2 * i + 1;
-            if l >= n {
-                break;
-            }
-            let r = l + 1;
-            let c = if r < n && self.count_at(r) < self.count_at(l) {
-                r
-            } else {
-                l
-            };
-            let Some(&child) = self.slots.get(c) else {
+            let (Some(&lc), Some(&lid)) = (counts.get(l), ids.get(l)) else {
                 break;
             };
-            if s.count <= child.count {
+            let (ch, cc, cid) = match (counts.get(l + 1), ids.get(l + 1)) {
+                (Some(&rc), Some(&rid)) if rc < lc => (l + 1, rc, rid),
+                _ => (l, lc, lid),
+            };
+            if c <= cc {
                 break;
             }
-            self.place(i, child);
-            i = c;
+            if let (Some(dc), Some(di)) = (counts.get_mut(i), ids.get_mut(i)) {
+                *dc = cc;
+                *di = cid;
+            }
+            if let Some(s) = slots.get_mut(cid as usize) {
+                s.pos = i as u16;
+            }
+            i = ch;
         }
-        self.place(i, s);
+        if let (Some(dc), Some(di)) = (counts.get_mut(i), ids.get_mut(i)) {
+            *dc = c;
+            *di = id;
+        }
+        if let Some(s) = slots.get_mut(id as usize) {
+            s.pos = i as u16;
+        }
     }
 
     /// Adds a new key; the caller checked it is absent. No-op when full.
@@ -263,64 +298,112 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if self.is_full() {
             return;
         }
-        let pos = self.slots.len();
+        let id = self.slots.len();
         let tag = tag_of(h);
-        let cell = self.index_insert(tag, pos);
+        let cell = self.index_insert(tag, id);
         if self
             .slots
             .push(Slot {
                 key,
-                count,
                 error,
                 tag,
                 cell,
+                pos: id as u16,
             })
             .is_ok()
         {
-            self.sift_up(pos);
+            self.place(id, count, id as u16);
+            self.sift_up(id);
         }
     }
 
-    /// Evicts the minimum and monitors `key` instead; the caller checked it is
-    /// absent. Returns the evicted slot.
-    pub(crate) fn replace_min(
+    /// Evicts the minimum and monitors `key` instead, in its slot; the caller checked
+    /// it is absent.
+    pub(crate) fn replace_min(&mut self, key: K, h: KeyHash, count: u64, error: u64) {
+        if let Err(cell) = self.find_or_vacancy(&key, h) {
+            self.replace_min_at(cell, key, h, count, error);
+        }
+    }
+
+    /// [`replace_min`](Self::replace_min) for an absent key whose free index cell
+    /// [`find_or_vacancy`](Self::find_or_vacancy) just returned (no change since).
+    pub(crate) fn replace_min_at(
         &mut self,
+        vacancy: usize,
         key: K,
         h: KeyHash,
         count: u64,
         error: u64,
-    ) -> Option<Slot<K>> {
-        let old = *self.slots.first()?;
-        self.index_remove(old.cell as usize);
-        let tag = tag_of(h);
-        let cell = self.index_insert(tag, 0);
-        if let Some(s) = self.slots.first_mut() {
-            *s = Slot {
-                key,
-                count,
-                error,
-                tag,
-                cell,
-            };
+    ) {
+        let id = self.ids.first().copied().unwrap_or(0);
+        if self.slots.is_empty() || self.cell(vacancy) != 0 {
+            return;
+        }
+        let Some(s) = self.slots.get_mut(id as usize) else {
+            return;
+        };
+        let old_cell = s.cell;
+        // The new key takes the vacancy first (load ≤ (N + 1)/2N for a moment), then
+        // the old key's cell is freed: the backward shift may move the new key's cell
+        // and re-points the slot, which already holds the new tag.
+        *s = Slot {
+            key,
+            error,
+            tag: tag_of(h),
+            cell: vacancy as u16,
+            pos: 0,
+        };
+        self.set_cell(vacancy, id + 1);
+        self.index_remove(old_cell as usize);
+        if let Some(c) = self.counts.first_mut() {
+            *c = count;
         }
         self.sift_down(0);
-        Some(old)
     }
 
-    /// Sets the count at heap position `pos` to `count`, which must not be smaller.
-    pub(crate) fn raise(&mut self, pos: usize, count: u64) {
-        if let Some(s) = self.slots.get_mut(pos) {
-            if count > s.count {
-                s.count = count;
-                self.sift_down(pos);
-            }
+    /// Sets the count of slot `id` to `count`, which must not be smaller.
+    #[inline]
+    pub(crate) fn raise(&mut self, id: usize, count: u64) {
+        let Some(p) = self.slots.get(id).map(|s| s.pos as usize) else {
+            return;
+        };
+        self.raise_at(p, count);
+    }
+
+    /// [`raise`](Self::raise) of the entry at heap position `p`.
+    #[inline(always)]
+    fn raise_at(&mut self, p: usize, count: u64) {
+        let Some(c) = self.counts.get_mut(p) else {
+            return;
+        };
+        if count <= *c {
+            return;
         }
+        *c = count;
+        // Most raises leave the entry in place (an elephant stays below its parent
+        // and at or under its children): check before entering the sift.
+        let (l, n) = (2 * p + 1, self.slots.len());
+        if l < n && (self.count_at(l) < count || (l + 1 < n && self.count_at(l + 1) < count)) {
+            self.sift_down(p);
+        }
+    }
+
+    /// Adds `w` to the count of slot `id` (saturating).
+    #[inline]
+    pub(crate) fn add(&mut self, id: usize, w: u64) {
+        let Some(p) = self.slots.get(id).map(|s| s.pos as usize) else {
+            return;
+        };
+        let c = self.count_at(p).saturating_add(w);
+        self.raise_at(p, c);
     }
 
     /// Halves every count and error (monotone, so the heap order survives).
     pub(crate) fn halve(&mut self) {
+        for c in &mut self.counts {
+            *c >>= 1;
+        }
         for s in &mut self.slots {
-            s.count >>= 1;
             s.error >>= 1;
         }
     }
@@ -342,11 +425,13 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         K: crate::WireKey<L>,
     {
         enc.put_u32(self.slots.len() as u32);
-        for s in &self.slots {
-            enc.put(&s.key.to_wire());
-            enc.put_u64(s.count);
-            enc.put_u64(s.error);
-            enc.put_u32(s.tag);
+        for (&count, &id) in self.counts.iter().zip(&self.ids).take(self.slots.len()) {
+            if let Some(s) = self.slots.get(id as usize) {
+                enc.put(&s.key.to_wire());
+                enc.put_u64(count);
+                enc.put_u64(s.error);
+                enc.put_u32(s.tag);
+            }
         }
     }
 
@@ -423,8 +508,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if M == 0 {
             return;
         }
-        for s in &self.slots {
-            let e = s.entry();
+        for e in self.entries() {
             // First position whose count is smaller than e's.
             let at = out.partition_point(|x| x.count >= e.count);
             if at >= M {
@@ -442,10 +526,10 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     pub(crate) fn check(&self) {
         let n = self.slots.len();
         for i in 1..n {
-            assert!(
-                self.slots[(i - 1) / 2].count <= self.slots[i].count,
-                "heap order"
-            );
+            assert!(self.counts[(i - 1) / 2] <= self.counts[i], "heap order");
+        }
+        for i in 0..n {
+            assert_eq!(self.slots[self.ids[i] as usize].pos as usize, i, "position");
         }
         let mut used = 0;
         for p in 0..Self::CELLS {
@@ -484,13 +568,13 @@ mod tests {
             let key = x % 40;
             match heap.find(&key, h(key)) {
                 Some(p) => {
-                    let c = heap.slot(p).map_or(0, |s| s.count);
+                    let c = heap.count(p);
                     heap.raise(p, c + step % 5);
                 }
                 None if !heap.is_full() => heap.push(key, h(key), step % 7, 0),
                 None => {
                     let m = heap.min_count().unwrap_or(0);
-                    let _ = heap.replace_min(key, h(key), m + 1, m);
+                    heap.replace_min(key, h(key), m + 1, m);
                 }
             }
             if step % 997 == 0 {
@@ -502,7 +586,7 @@ mod tests {
         heap.report(&mut out);
         assert_eq!(out.len(), 5);
         assert!(out.windows(2).all(|w| w[0].count >= w[1].count));
-        let max = heap.slots().iter().map(|s| s.count).max();
+        let max = heap.entries().map(|e| e.count).max();
         assert_eq!(out.first().map(|e| e.count), max);
         heap.clear();
         heap.check();

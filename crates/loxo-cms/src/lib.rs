@@ -6,7 +6,7 @@
 //! | [`Cms<W, D, C>`](Cms) | frequency of any key (upper bound) | `+ε·N`, ε = e/W, w.p. 1 − e^−D | `D·W·size_of::<C>()` + 32 B |
 //! | [`CmsCu<W, D, C>`](CmsCu) | same, conservative update | ≤ the plain sketch's | same |
 //! | [`CountSketch<W, D>`](CountSketch) | frequency, unbiased, turnstile | `±√(3/W)·‖f‖₂` | `8·D·W` + 24 B |
-//! | [`SpaceSaving<K, N>`](SpaceSaving) | top-k, deterministic bounds | `count − error ≤ f ≤ count` | ≈ `N·(size_of::<Slot>() + 4)` |
+//! | [`SpaceSaving<K, N>`](SpaceSaving) | top-k, deterministic bounds | `count − error ≤ f ≤ count` | `N·(size_of::<Slot>() + 14) + 8` |
 //! | [`HeavyKeeper<W, D, N, K>`](HeavyKeeper) | top-k, count-with-exponential-decay | none (empirically tiny) | `8·D·W` + heap |
 //! | [`CmsTopK<W, D, N, K>`](CmsTopK) | top-k from a CMS-CU + min-heap | `+ε·N` | CMS + heap |
 //!

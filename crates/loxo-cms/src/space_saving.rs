@@ -30,9 +30,9 @@ use crate::topk::{Entry, TopK};
 ///
 /// # Memory
 ///
-/// `N·(size_of::<Slot<K>>() + 4) + 8` bytes: `N` heap slots (key, count, error,
-/// 6 bytes of index bookkeeping) plus a `2N`-cell `u16` index.
-/// `SpaceSaving<u64, 227>` is 8 192 bytes; with a 40-byte key each slot is 64 bytes.
+/// `N·(size_of::<Slot<K>>() + 14) + 8` bytes: `N` slots (key, error, hash tag and
+/// bookkeeping), `N` heap entries (count, slot: 10 bytes) and a `2N`-cell `u16` index.
+/// `SpaceSaving<u64, 215>` is 8 192 bytes; with a 40-byte key each slot is 56 bytes.
 ///
 /// # Cost
 ///
@@ -74,14 +74,51 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
 
     /// The monitored entry of `key`, with its error bound.
     pub fn entry(&self, key: &K, hash: KeyHash) -> Option<Entry<K>> {
-        let pos = self.heap.find(key, hash)?;
-        self.heap.slot(pos).map(crate::heap::Slot::entry)
+        let id = self.heap.find(key, hash)?;
+        self.heap.entry(id)
     }
 
     /// Every monitored entry with its bounds, in heap order (no copy, unlike
     /// [`report`](TopK::report), so a caller can scan all `N` entries on a small stack).
     pub fn entries(&self) -> impl Iterator<Item = Entry<K>> + '_ {
-        self.heap.slots().iter().map(crate::heap::Slot::entry)
+        self.heap.entries()
+    }
+
+    /// Space-Saving update **gated by an upper bound**: `upper` must be at least the
+    /// key's true total weight including this update — e.g. the estimate a Count-Min
+    /// sketch returns after adding it ([`Cms::add_hash_estimate`](crate::Cms::add_hash_estimate)).
+    /// [`update`](TopK::update) is this with `upper = u64::MAX`.
+    ///
+    /// A monitored key is counted as usual. An unmonitored key replaces the minimum `m`
+    /// only if `upper > m`, with `count = min(upper, m + weight)` and `error = count −
+    /// weight`; otherwise it is skipped. Every guarantee of the type still holds:
+    /// *unmonitored keys weigh at most `m`* (a skipped key's weight is `≤ upper ≤ m`;
+    /// an evicted key's was `≤` its count, then the minimum; minima only grow);
+    /// *counts are upper bounds* (`f ≤ upper` and, the key being unmonitored before,
+    /// `f ≤ m + weight`); *`count − error` is a lower bound* (the weight counted since
+    /// admission); and *the counts sum to at most the total*, so `m ≤ total / N`. What
+    /// changes is the cost: most mice of a skewed stream never pass the gate, so they
+    /// cost an index probe instead of an eviction and an O(log N) sift.
+    #[inline]
+    pub fn update_bounded(&mut self, key: &K, hash: KeyHash, weight: u64, upper: u64) {
+        if weight == 0 {
+            return;
+        }
+        self.total = self.total.saturating_add(weight);
+        match self.heap.find_or_vacancy(key, hash) {
+            Ok(id) => {
+                self.heap.add(id, weight);
+            }
+            Err(_) if !self.heap.is_full() => self.heap.push(*key, hash, weight, 0),
+            Err(vacancy) => {
+                let m = self.heap.min_count().unwrap_or(0);
+                if upper > m {
+                    let count = upper.min(m.saturating_add(weight));
+                    let error = count.saturating_sub(weight);
+                    self.heap.replace_min_at(vacancy, *key, hash, count, error);
+                }
+            }
+        }
     }
 
     /// The smallest monitored count (`≤ total / N` once full), 0 when not full.
@@ -107,20 +144,7 @@ impl<K: Copy + Eq, const N: usize> Default for SpaceSaving<K, N> {
 impl<K: Copy + Eq, const N: usize> TopK<K> for SpaceSaving<K, N> {
     #[inline]
     fn update(&mut self, key: &K, hash: KeyHash, weight: u64) {
-        if weight == 0 {
-            return;
-        }
-        self.total = self.total.saturating_add(weight);
-        if let Some(pos) = self.heap.find(key, hash) {
-            let c = self.heap.slot(pos).map_or(0, |s| s.entry().count);
-            self.heap.raise(pos, c.saturating_add(weight));
-        } else if !self.heap.is_full() {
-            self.heap.push(*key, hash, weight, 0);
-        } else if let Some(m) = self.heap.min_count() {
-            let _ = self
-                .heap
-                .replace_min(*key, hash, m.saturating_add(weight), m);
-        }
+        self.update_bounded(key, hash, weight, u64::MAX);
     }
 
     fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {

@@ -253,9 +253,7 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         KeyHeap::<K, N>::validate::<L>(heap)?;
         let mut fresh = KeyHeap::<K, N>::new();
         fresh.decode_validated::<L>(heap);
-        let sum = (0..fresh.len())
-            .filter_map(|i| fresh.slot(i))
-            .fold(0u64, |a, s| a.saturating_add(s.entry().count));
+        let sum = fresh.entries().fold(0u64, |a, e| a.saturating_add(e.count));
         if sum > total {
             return Err(DecodeError::InvalidValue);
         }
@@ -266,11 +264,7 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
 }
 
 fn fresh_max<K: Copy + Eq, const N: usize>(h: &KeyHeap<K, N>) -> u64 {
-    (0..h.len())
-        .filter_map(|i| h.slot(i))
-        .map(|s| s.entry().count)
-        .max()
-        .unwrap_or(0)
+    h.entries().map(|e| e.count).max().unwrap_or(0)
 }
 
 impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, const B: u32>

@@ -30,9 +30,11 @@ pub const OTHER_D: usize = 3;
 pub const RANKED_D: usize = 2;
 
 /// Count-Min sketch of the **ranking** measure (bytes when θ is a share of bytes):
-/// conservative update, 1024 × 2 `u32` cells (8 KiB). Its estimate of a candidate is
-/// an upper bound that always holds; the monitor takes the smaller of it and the
-/// Space-Saving count.
+/// conservative update, 1024 × 2 `u32` cells (8 KiB). Its estimate is an upper bound
+/// on a flow's weight that always holds: it gates admission into the candidates
+/// ([`SpaceSaving::update_bounded`]: a flow no heavier than the smallest candidate is
+/// not admitted, which keeps every Space-Saving guarantee and spares most mice an
+/// eviction) and tightens the candidates' upper bounds.
 pub type RankedSketch = CmsCu<SKETCH_W, RANKED_D>;
 
 /// Count-Min sketch of the **other** measure (packets when θ is a share of bytes):
@@ -286,9 +288,11 @@ impl Default for Theta {
 /// # Recall 1 by construction
 ///
 /// The candidates are a Space-Saving summary of `N` flows ([`SpaceSaving`], Metwally
-/// et al. 2005) over the ranking measure, reset every epoch. Its counts sum to the
+/// et al. 2005) over the ranking measure, reset every epoch, gated by the
+/// [`RankedSketch`] ([`SpaceSaving::update_bounded`]). Its counts sum to at most the
 /// epoch's total `T`, so its smallest count is `m ≤ T/N`, and a flow it does not track
-/// has true weight `f ≤ m` (it was evicted as the minimum, and minima only grow). So
+/// has true weight `f ≤ m` (it was evicted as the minimum or never weighed more than
+/// it, and minima only grow). So
 /// for `θ > 1/N` (`θ_min = 1/N`: 0.39 % for the default `N` = 256) every flow with
 /// `f ≥ θ·T > m` is tracked; at epoch end the monitor reports every tracked flow whose
 /// upper bound reaches `θ·T`, and the true `f ≥ θ·T` implies it. Below `θ_min` the
@@ -307,9 +311,9 @@ impl Default for Theta {
 ///
 /// # Memory and cost
 ///
-/// `N·68 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
+/// `N·70 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
 /// (filters) + about 700 bytes; the default is reported by
-/// [`FlowMonitor::memory_bytes`]: 64 320 bytes ≤ 64 KiB (pinned by a test). Per frame: one
+/// [`FlowMonitor::memory_bytes`]: 64 832 bytes ≤ 64 KiB (pinned by a test). Per frame: one
 /// parse, one SipHash-1-3 of the 13/37-byte key, one Space-Saving update (an index
 /// probe; a heap sift when the order breaks), a 2-row and a 3-row Count-Min update,
 /// one HLL insert, one blocked-Bloom `insert_checked`; on a flow's first frame of the
@@ -386,7 +390,7 @@ impl<const N: usize> FlowMonitor<N> {
         None => panic!("FlowMonitor<N>: N must be at least 1"),
     };
 
-    /// A monitor tracking `N` candidates (`θ_min = 1/N`, `68·N` bytes of them).
+    /// A monitor tracking `N` candidates (`θ_min = 1/N`, `70·N` bytes of them).
     #[must_use]
     pub const fn with_candidates(config: Config) -> Self {
         Self {
@@ -443,11 +447,21 @@ impl<const N: usize> FlowMonitor<N> {
                     ShareOf::Bytes => (u64::from(f.len), 1),
                     ShareOf::Packets => (1, u64::from(f.len)),
                 };
-                self.top.update(&f.key, h, ranked);
-                self.ranked.add_hash(h, ranked);
+                let known = self.seen.insert_checked_hash(h);
+                // An upper bound on the flow's weight so far gates its admission into
+                // the candidates (`SpaceSaving::update_bounded`: a flow no heavier
+                // than the smallest candidate skips the eviction, every Space-Saving
+                // guarantee holds): the ranked sketch's estimate, or just this frame's
+                // weight when the filter has certainly not seen the flow this epoch
+                // (a Bloom filter has no false negatives) and nothing carries over
+                // from earlier epochs.
+                let mut upper = self.ranked.add_hash_estimate(h, ranked);
+                if !known && self.config.policy == EpochPolicy::Reset {
+                    upper = upper.min(ranked);
+                }
+                self.top.update_bounded(&f.key, h, ranked, upper);
                 self.other.add_hash(h, other);
                 self.flows.insert_hash(h);
-                let known = self.seen.insert_checked_hash(h);
                 if !known {
                     self.seen_flows = self.seen_flows.saturating_add(1);
                     if !self.seen_before.contains_hash(h) {
@@ -623,7 +637,7 @@ mod tests {
     fn default_fits_64_kib() {
         let m = FlowMonitor::default();
         assert!(m.memory_bytes() <= 64 * 1024, "{}", m.memory_bytes());
-        assert_eq!(m.memory_bytes(), 64_320, "pin the documented size");
+        assert_eq!(m.memory_bytes(), 64_832, "pin the documented size");
         assert_eq!(
             core::mem::size_of::<Report>(),
             6_328,
