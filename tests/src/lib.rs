@@ -4,6 +4,7 @@
 pub mod golden;
 pub mod redis;
 pub mod topk;
+pub mod traffic;
 pub mod zipf;
 
 /// Chi-square statistic of observed bucket counts against a uniform expectation.

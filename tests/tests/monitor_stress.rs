@@ -1,0 +1,265 @@
+//! The flow monitor on traffic built to break it: one-packet floods (50 % and 90 %
+//! of frames, spoofed sources), heavy-tailed lognormal flow sizes, a hot set that
+//! changes mid-epoch, flows at exactly θ and one unit below, 10⁶-frame epochs, 10×
+//! the new-flow filter's design load; shares of bytes and of packets; θ from 0.1 % to
+//! 10 %. The truth comes from the generator (`loxo_tests::traffic`), not from the
+//! monitor's parser.
+//!
+//! Asserted for every epoch:
+//! * recall 1: every flow at θ is listed (or counted in `elephants_left_out`), and
+//!   `elephants_complete` is true whenever θ > θ_min = 1/256 — and whenever it is
+//!   true, whatever θ;
+//! * every certain bound contains the exact figure; "certain" elephants are at θ;
+//!   every listed flow's upper bound reaches θ;
+//! * the Count-Min lower bound of the other measure holds for ≥ 95 % of elephants
+//!   (its stated probability; checked over all epochs, minus 3σ of the binomial);
+//! * distinct flows within 3 relative standard errors (1.04/√16384), distinct sources
+//!   within 3 (1.04/√1024) — floods included;
+//! * new flows: never above the truth; within the filter's rate (+4σ) unless
+//!   `new_flows_saturated` says otherwise — a figure off by more than its stated error
+//!   is always flagged.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+
+use loxo_flow::{Config, FlowKey, FlowMonitor, Report, ShareOf, Theta};
+use loxo_tests::traffic::{self, Counts, Epoch};
+
+fn theta(s: &str) -> Theta {
+    Theta::parse(s).unwrap()
+}
+
+/// Runs one epoch through a fresh monitor.
+fn run(e: &Epoch, theta: Theta, by_bytes: bool) -> Report {
+    let mut m = Box::new(FlowMonitor::new(Config {
+        theta,
+        share_of: if by_bytes {
+            ShareOf::Bytes
+        } else {
+            ShareOf::Packets
+        },
+        ..Config::default()
+    }));
+    for &(flow, len) in &e.frames {
+        m.feed(&flow.frame(usize::from(len)));
+    }
+    let mut r = Report::default();
+    m.end_epoch(&mut r);
+    r
+}
+
+/// Tallies of the probabilistic bound across epochs.
+#[derive(Default)]
+struct Tally {
+    elephants: u64,
+    other_lower_held: u64,
+}
+
+#[allow(clippy::too_many_lines)]
+fn check(name: &str, e: &Epoch, theta: Theta, by_bytes: bool, tally: &mut Tally) -> Report {
+    let r = run(e, theta, by_bytes);
+    let total = e.total();
+    assert_eq!(
+        (r.frames, r.packets, r.bytes),
+        (total.packets, total.packets, total.bytes),
+        "{name}: totals"
+    );
+    let counts: HashMap<FlowKey, Counts> =
+        e.counts().into_iter().map(|(f, c)| (f.key(), c)).collect();
+    let t = if by_bytes { total.bytes } else { total.packets };
+    let share_of = r.share_of;
+
+    // Every listed flow: certain bounds contain the truth, the upper bound reaches θ,
+    // "certain" only at θ.
+    for el in &r.elephants {
+        let c = counts.get(&el.key).copied().unwrap_or_default();
+        let (ranked, other, tr, to) = if by_bytes {
+            (el.bytes, el.packets, c.bytes, c.packets)
+        } else {
+            (el.packets, el.bytes, c.packets, c.bytes)
+        };
+        assert!(ranked.lower_certain, "{name}: {el:?}");
+        assert!(
+            ranked.contains(tr),
+            "{name}: {} ranked bounds {ranked:?} miss the truth {tr}",
+            el.key
+        );
+        assert!(
+            other.upper >= to,
+            "{name}: {}: other upper {} < {to}",
+            el.key,
+            other.upper
+        );
+        assert!(
+            theta.reached(ranked.upper, t),
+            "{name}: {} listed below θ",
+            el.key
+        );
+        if el.certain {
+            assert!(
+                theta.reached(tr, t),
+                "{name}: {} certain at {tr} of {t}",
+                el.key
+            );
+        }
+        assert_eq!(el.ranked(share_of), &ranked);
+    }
+
+    // Recall.
+    let truth = e.elephants(theta, by_bytes);
+    let listed = truth
+        .iter()
+        .filter(|(f, _)| r.elephants.iter().any(|el| el.key == f.key()))
+        .count();
+    if theta.to_f64() > FlowMonitor::<256>::THETA_MIN.to_f64() {
+        assert!(r.elephants_complete, "{name}: θ > θ_min but not complete");
+    }
+    if r.elephants_complete {
+        assert!(
+            listed + r.elephants_left_out as usize >= truth.len(),
+            "{name}: {listed} of {} elephants listed, {} left out",
+            truth.len(),
+            r.elephants_left_out
+        );
+        if r.elephants_left_out == 0 {
+            assert_eq!(listed, truth.len(), "{name}: an elephant is missing");
+        }
+    }
+    // The probabilistic lower bound of the other measure, over true elephants.
+    for (f, c) in &truth {
+        if let Some(el) = r.elephants.iter().find(|el| el.key == f.key()) {
+            let (other, to) = if by_bytes {
+                (el.packets, c.packets)
+            } else {
+                (el.bytes, c.bytes)
+            };
+            tally.elephants += 1;
+            tally.other_lower_held += u64::from(other.lower <= to);
+        }
+    }
+
+    // Distinct flows and sources within 3 relative standard errors.
+    let flows = counts.len() as f64;
+    let rel = (r.distinct_flows as f64 - flows).abs() / flows;
+    assert!(
+        rel <= 3.0 * 1.04 / 128.0,
+        "{name}: distinct flows {} vs {flows}",
+        r.distinct_flows
+    );
+    let sources = e.sources() as f64;
+    let rel = (r.distinct_sources as f64 - sources).abs() / sources;
+    assert!(
+        rel <= 3.0 * 1.04 / 32.0,
+        "{name}: distinct sources {} vs {sources}",
+        r.distinct_sources
+    );
+
+    // New flows (a fresh monitor: every flow of the epoch is new).
+    assert!(
+        r.new_flows as f64 <= flows,
+        "{name}: new flows over-counted"
+    );
+    let p = f64::from(r.new_flows_fpr);
+    let slack = 4.0 * (flows * p.min(1.0)).sqrt() + 1.0;
+    let within = r.new_flows as f64 >= flows * (1.0 - p) - slack;
+    assert!(
+        within || r.new_flows_saturated,
+        "{name}: new flows {} vs {flows} (FPR {p}) and not flagged",
+        r.new_flows
+    );
+    println!(
+        "{name}: θ {theta} of {}: {} elephants ({} listed, {} certain, {} left out), flows {}/{flows}, sources {}/{sources}, new {}{}",
+        if by_bytes { "bytes" } else { "packets" },
+        truth.len(),
+        listed,
+        r.elephants.iter().filter(|e| e.certain).count(),
+        r.elephants_left_out,
+        r.distinct_flows,
+        r.distinct_sources,
+        r.new_flows,
+        if r.new_flows_saturated { " (saturated)" } else { "" }
+    );
+    r
+}
+
+#[test]
+fn floods_heavy_tails_and_hot_set_changes() {
+    let mut tally = Tally::default();
+    // A 10⁶-frame epoch of Zipf 1.0 over 10⁵ flows.
+    let big = traffic::zipf(1_000_000, 100_000, 1.0, 0.0, 1);
+    check("zipf 1.0, 10^6 frames", &big, theta("1%"), true, &mut tally);
+    check(
+        "zipf 1.0, 10^6 frames",
+        &big,
+        theta("0.5%"),
+        false,
+        &mut tally,
+    );
+    drop(big);
+    // One-packet floods with spoofed sources.
+    for (share, seed) in [(0.5, 2), (0.9, 3)] {
+        let e = traffic::zipf(200_000, 20_000, 0.9, share, seed);
+        let r = check(&format!("{share} flood"), &e, theta("1%"), true, &mut tally);
+        assert!(
+            r.new_flows_saturated,
+            "a flood of 10^5 new flows must saturate"
+        );
+        check(
+            &format!("{share} flood"),
+            &e,
+            theta("2%"),
+            false,
+            &mut tally,
+        );
+    }
+    // Heavy-tailed flow sizes.
+    let e = traffic::lognormal(30_000, 4);
+    check("lognormal", &e, theta("0.5%"), true, &mut tally);
+    check("lognormal", &e, theta("2%"), false, &mut tally);
+    // The hot set changes completely halfway.
+    let e = traffic::hot_set_change(300_000, 20_000, 5);
+    check("hot set change", &e, theta("1%"), true, &mut tally);
+    check("hot set change", &e, theta("10%"), false, &mut tally);
+    // 10× the new-flow filter's design load (5 000 flows): ≈ 10⁵ flows in 2·10⁵ frames.
+    let e = traffic::zipf(200_000, 1_000_000, 0.6, 0.0, 6);
+    let r = check("10x filter load", &e, theta("0.5%"), true, &mut tally);
+    assert!(r.new_flows_saturated);
+    // θ below θ_min (1/256): recall is certified per epoch, or the report says so.
+    let e = traffic::zipf(300_000, 30_000, 0.8, 0.0, 7);
+    check("theta 0.1%", &e, theta("0.1%"), true, &mut tally);
+    check("theta 0.2%", &e, theta("0.2%"), false, &mut tally);
+
+    // The other measure's lower bound: stated to hold with probability ≥ 1 − e⁻³.
+    let n = tally.elephants as f64;
+    let rate = tally.other_lower_held as f64 / n;
+    let p = 1.0 - (-3.0f64).exp();
+    println!("other-measure lower bound held for {rate:.4} of {n} elephants (stated ≥ {p:.4})");
+    assert!(rate >= p - 3.0 * (p * (1.0 - p) / n).sqrt(), "{rate} < {p}");
+}
+
+#[test]
+fn flows_exactly_at_theta_and_one_below() {
+    let mut tally = Tally::default();
+    for (t, by_bytes, seed) in [
+        ("0.5%", true, 11),
+        ("1%", true, 12),
+        ("1%", false, 13),
+        ("10%", true, 14),
+        ("10%", false, 15),
+        ("0.1%", true, 16),
+    ] {
+        let th = theta(t);
+        let (e, on, below) = traffic::at_threshold(th, by_bytes, 100_000, seed);
+        let r = check(&format!("at θ = {t}"), &e, th, by_bytes, &mut tally);
+        let listed = |f: &traffic::Flow| r.elephants.iter().find(|el| el.key == f.key());
+        // Exactly at θ: an elephant (recall, inclusive). One below: never certain.
+        if r.elephants_complete && r.elephants_left_out == 0 {
+            assert!(listed(&on).is_some(), "θ = {t}: the flow at θ is missing");
+        }
+        assert!(
+            listed(&below).is_none_or(|el| !el.certain),
+            "θ = {t}: the flow one below θ is called certain"
+        );
+        assert!(!e.elephants(th, by_bytes).iter().any(|(f, _)| *f == below));
+    }
+}
