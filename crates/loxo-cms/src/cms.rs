@@ -280,10 +280,15 @@ impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> 
         if U::CONSERVATIVE {
             let _ = self.add_hash_estimate(h, w);
         } else {
-            // Plain update needs no minimum: one pass.
+            // Plain update needs no minimum. The D row indices are computed first (D
+            // independent multiplies in flight), then the D cells are updated.
             self.total = self.total.saturating_add(w);
-            for (row, f) in self.rows.iter_mut().zip(self.hashes.iter()) {
-                if let Some(c) = row.get_mut(f.index(h, W as u32) as usize) {
+            let mut idx = [0u32; D];
+            for (slot, f) in idx.iter_mut().zip(self.hashes.iter()) {
+                *slot = f.index(h, W as u32);
+            }
+            for (row, &j) in self.rows.iter_mut().zip(idx.iter()) {
+                if let Some(c) = row.get_mut(j as usize) {
                     *c = c.add_saturating(w);
                 }
             }
