@@ -23,13 +23,13 @@ use crate::health;
 ///
 /// Invalid parameters fail to compile:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// let _ = loxo_bloom::Bloom::<0, 7>::new(loxo_core::Seed::new(1, 2));
 /// ```
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// let _ = loxo_bloom::Bloom::<64, 0>::new(loxo_core::Seed::new(1, 2));
 /// ```
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// let _ = loxo_bloom::Bloom::<64, 33>::new(loxo_core::Seed::new(1, 2));
 /// ```
 ///

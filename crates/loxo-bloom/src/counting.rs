@@ -29,7 +29,7 @@ pub const COUNTER_MAX: u8 = 15;
 /// optimal `K`, the chance that any counter reaches 15 is about `1.37·10^−15 · m`
 /// (Fan et al.).
 ///
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// let _ = loxo_bloom::CountingBloom::<0, 4>::new(loxo_core::Seed::new(1, 2));
 /// ```
 ///

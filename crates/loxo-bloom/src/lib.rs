@@ -5,16 +5,17 @@
 //! | type | answers | memory | notes |
 //! |---|---|---|---|
 //! | [`Bloom<M, K>`] | membership | `4·M` bytes (`32·M` bits) | classic; union/intersection; health estimates |
-//! | [`BlockedBloom<B, K>`] | membership | `64·B` bytes | one cache line per key: fastest (above all batched, [`BlockedBloom::contains_batch`]), slightly higher FPR |
-//! | [`RegisterBloom<W, K>`] | membership | `8·W` bytes | one 64-bit word per key: one load and a mask compare per lookup; the highest FPR |
+//! | [`BlockedBloom<B, K>`] | membership | `64·B` bytes | one cache line per key: fastest (above all batched, [`BlockedBloom::contains_batch`]); 4–10 % more bits for the same FPR |
+//! | [`RegisterBloom<W, K>`] | membership | `8·W` bytes | one 64-bit word per key: one load and a mask compare per lookup; 27–84 % more bits for the same FPR |
 //! | [`CountingBloom<M, K>`] | membership with removal | `4·M` bytes (`8·M` 4-bit counters) | sticky saturation at 15 |
 //! | [`Cuckoo<B, F>`] | membership with removal | `4·B·size_of::<F>()` bytes | fewer bits/key below ≈ 3 % FPR |
 //!
 //! Every filter hashes a key once with keyed SipHash-1-3 ([`loxo_core::Seed`]) and
 //! derives all its probes from that digest; pre-hashed variants (`*_hash`) take a
 //! [`loxo_core::KeyHash`] computed once and shared with other sketches. Sizing helpers
-//! ([`bloom_words`], [`bloom_k`], [`blocked_blocks`], [`register_words`],
-//! [`cuckoo_buckets`]) are `const fn`, so a capacity and a target rate become a type:
+//! ([`bloom_words`] and [`bloom_k`], [`blocked_blocks`] and [`blocked_k`],
+//! [`register_words`] and [`register_k`], [`cuckoo_buckets`]) are `const fn`, so a
+//! capacity and a target rate become a type, and each pair delivers the rate:
 //!
 //! ```
 //! use loxo_bloom::{bloom_k, bloom_words, Bloom};
@@ -23,6 +24,20 @@
 //! assert!(!seen.insert_checked(b"flow"));
 //! assert!(seen.insert_checked(b"flow"));
 //! ```
+//!
+//! **Why double hashing is fine here.** The classic and counting filters derive their
+//! `K` probes from one digest by Kirsch–Mitzenmacher double hashing, `g_i = h1 + i·h2`.
+//! A Bloom filter's guarantee needs only that a key's `K` probes be (nearly always)
+//! distinct positions of one array, spread uniformly; Kirsch and Mitzenmacher (2006)
+//! show that the false-positive rate with double hashing is asymptotically that of `K`
+//! independent hash functions, and the measured rates match `(1 − e^{−Kn/m})^K` within
+//! their binomial noise (`tests/tests/bloom_accuracy.rs`). A Count-Min guarantee is
+//! different: its failure probability `δ = e^{−d}` is a *product* of the rows' failure
+//! probabilities, which holds only if the rows' indices are independent across rows;
+//! rows derived as `h1 + i·h2` from one digest collide together (two keys that share
+//! `h1` and `h2` collide in every row), so loxo-cms derives each row independently.
+//! Inside a 512-bit block double hashing is *not* fine either — too few positions for
+//! the asymptotics; see [`BlockedBloom`].
 //!
 //! The only `unsafe` is the x86_64 prefetch hint of the batched lookups
 //! (`contains_batch`), confined to one private module and run under Miri.
@@ -44,8 +59,8 @@ pub use counting::{CountingBloom, COUNTER_MAX};
 pub use cuckoo::{Cuckoo, Fingerprint, Full, MAX_KICKS, SLOTS};
 pub use register::RegisterBloom;
 pub use sizing::{
-    blocked_blocks, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln, optimal_k,
-    register_words,
+    blocked_blocks, blocked_k, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln,
+    optimal_k, register_k, register_words,
 };
 
 /// Writes a frame whose payload is `words`, `u32` little-endian (Bloom and counting

@@ -21,14 +21,15 @@ const MAX_K: u32 = 10;
 /// mask compare.
 ///
 /// * `W` — number of 64-bit words (`1 ≤ W < 2^32`): `64·W` bits, `8·W` bytes;
-///   [`register_words`](crate::register_words) sizes it.
-/// * `K` — bits per key, `1..=10` (one multiply yields ten 6-bit positions). At about
-///   10 bits per key `K = 5` is optimal (see below), not the classic filter's 7.
+///   [`register_words`](crate::register_words) and
+///   [`register_k`](crate::register_k) size it for a capacity and a rate.
+/// * `K` — bits per key, `1..=10` (one multiply yields ten 6-bit positions). At 10–12
+///   bits per key `K = 5` is optimal, not the classic filter's 7.
 ///
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// let _ = loxo_bloom::RegisterBloom::<0, 5>::new(loxo_core::Seed::new(1, 2));
 /// ```
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// let _ = loxo_bloom::RegisterBloom::<8, 11>::new(loxo_core::Seed::new(1, 2));
 /// ```
 ///
@@ -37,14 +38,18 @@ const MAX_K: u32 = 10;
 /// **Error**: the highest of the family at equal bits — a word holds a Poisson number
 /// of keys, and a key's `K` positions may repeat. The exact rate after `n` keys is
 /// [`RegisterBloom::theoretical_fpr`]; at the classic filter's 1 % sizing (9.6
-/// bits/key) it is ≈ 2.0 % with `K = 5` (blocked: 1.24 %, classic: 1.0 %). In
-/// exchange it is the fastest lookup: the crate README has the numbers.
+/// bits/key) it is ≈ 2.0 % with `K = 5` (blocked: 1.18 %, classic: 1.0 %). To get a
+/// rate `p` it needs more bits per key, which the sizing functions supply: 12.1 at
+/// 1 % (`K = 5`), 15.0 at 0.5 %, 29.1 at 0.05 % (`K = 8`), against the classic
+/// filter's 9.6, 11.0 and 15.8. In exchange it is the fastest lookup: the crate README
+/// has the numbers.
 ///
 /// ```
-/// use loxo_bloom::{register_words, RegisterBloom};
+/// use loxo_bloom::{register_k, register_words, RegisterBloom};
 /// use loxo_core::Seed;
 ///
-/// let mut f = RegisterBloom::<{ register_words(1_000, 0.01) }, 5>::new(Seed::new(3, 4));
+/// const N: u64 = 1_000;
+/// let mut f = RegisterBloom::<{ register_words(N, 0.01) }, { register_k(N, 0.01) }>::new(Seed::new(3, 4));
 /// f.insert(b"key");
 /// assert!(f.contains(b"key"));
 /// assert!(!f.insert_checked(b"other")); // certainly new
@@ -261,39 +266,16 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
         -(W as f64) * libm::log(1.0 - set as f64 / Self::BITS as f64) / per_key
     }
 
-    /// The exact expected false-positive rate after `n` distinct keys: a word holds
-    /// `j ~ Poisson(n/W)` keys, i.e. `jK` uniform bit draws; a query's `K` draws hit
-    /// `q` distinct positions with probability `P(q)` (occupancy), all set with
-    /// probability `Σ_i (−1)^i C(q, i) (1 − i/64)^{jK}` (inclusion–exclusion):
-    /// `Σ_j Poisson(j; n/W) Σ_q P(q) Σ_i (−1)^i C(q, i) (1 − i/64)^{jK}`.
+    /// The exact expected false-positive rate after `n` distinct keys. A query's `K`
+    /// draws hit `q` distinct positions of its word with probability `P(q)`
+    /// (occupancy); a given set of `i` positions stays clear of one key with
+    /// probability `1 − (1 − m_i)/W`, `m_i = (1 − i/64)^K` (the key lands in another
+    /// word, or in this one and misses all `i`), independently over the `n` keys; by
+    /// inclusion–exclusion over the positions left clear:
+    /// `Σ_i (−1)^i A_i (1 − (1 − m_i)/W)^n` with `A_i = Σ_q P(q)·C(q, i)`.
     #[must_use]
     pub fn theoretical_fpr(n: u64) -> f64 {
-        let distinct = distinct_positions(K);
-        let lambda = n as f64 / W as f64;
-        let mut total = 0.0;
-        let mut p = libm::exp(-lambda); // Poisson(0)
-        let hi = (lambda + 12.0 * libm::sqrt(lambda) + 20.0) as u32;
-        for j in 0..=hi {
-            if j > 0 {
-                p *= lambda / f64::from(j);
-            }
-            let draws = f64::from(j) * f64::from(K);
-            let mut all_set = 0.0;
-            for (q, pq) in distinct.iter().enumerate() {
-                let mut binom = 1.0; // C(q, i)
-                let mut s = 0.0;
-                for i in 0..=q {
-                    if i > 0 {
-                        binom = binom * (q + 1 - i) as f64 / i as f64;
-                    }
-                    let term = binom * libm::pow(1.0 - i as f64 / f64::from(WORD_BITS), draws);
-                    s += if i % 2 == 0 { term } else { -term };
-                }
-                all_set += pq * s;
-            }
-            total += p * all_set;
-        }
-        total
+        exact_fpr(K, W as u64, n)
     }
 
     /// Union (bit-wise OR).
@@ -372,9 +354,22 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
     }
 }
 
+/// [`RegisterBloom::theoretical_fpr`] for `k` bits per key (`1..=10`), `words` words
+/// and `n` keys.
+pub(crate) fn exact_fpr(k: u32, words: u64, n: u64) -> f64 {
+    let m = crate::sizing::register_mixture(k.clamp(1, MAX_K));
+    let (n, words) = (n as f64, words.max(1) as f64);
+    // Term i = 0 is A_0 = 1 (rate 0); the others' (·)^n − 1 parts cancel it, and
+    // summing them with expm1 keeps precision when the rate is small.
+    let mut total = 0.0;
+    for (coef, rate) in m.coef.iter().zip(&m.rate).take(m.terms).skip(1) {
+        total += coef * libm::expm1(n * libm::log1p(-rate / words));
+    }
+    total
+}
+
 /// `P(q)` for `q = 0..=K`: the chance that `K` uniform draws from 64 positions hit
-/// exactly `q` distinct ones (`64·63·…·(64−q+1) · S(K, q) / 64^K`, computed by the
-/// occupancy recursion below).
+/// exactly `q` distinct ones.
 fn distinct_positions(k: u32) -> [f64; MAX_K as usize + 1] {
     // Row-by-row occupancy recursion: after one more draw, q distinct stays q with
     // probability q/64 or grows from q − 1 with probability (64 − q + 1)/64.
@@ -445,6 +440,62 @@ mod tests {
                 .wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let expected = (0..7).fold(0u64, |m, i| m | 1 << (x.wrapping_shl(6 * i) >> 58));
             assert_eq!(mask, expected, "{d:#x}");
+        }
+        // Literal known answers (Python, from the same text), so that a change to both
+        // the code and the recomputation above still shows.
+        for (d, word, mask) in [
+            (0u64, 0, 0x0000_0000_0000_0001u64),
+            (1, 0, 0x2028_0080_0100_0080),
+            (0x0123_4567_89ab_cdef, 4, 0x0680_0804_0018_0000),
+            (u64::MAX, 999, 0x0000_0104_1102_0044),
+            (0xdead_beef_0000_0001, 869, 0x2028_0080_0100_0080),
+        ] {
+            assert_eq!(
+                RegisterBloom::<1000, 7>::locate(KeyHash::from_u64(d)),
+                (word, mask)
+            );
+        }
+    }
+
+    /// The closed form behind `theoretical_fpr` and the sizing equals the direct sum
+    /// over a word's Poisson(λ) load `j`: `Σ_j Poisson(j; λ) Σ_q P(q) Σ_i (−1)^i C(q, i)
+    /// (1 − i/64)^{jK}` (the formula this crate documented before), and the binomial
+    /// form of `exact_fpr` tends to it for many words.
+    #[test]
+    fn closed_form_matches_the_direct_sum() {
+        for k in 1..=10 {
+            let distinct = distinct_positions(k);
+            for lambda in [0.0625, 1.0, 7.25, 30.0] {
+                let mut direct = 0.0;
+                let mut p = libm::exp(-lambda);
+                for j in 0..200u32 {
+                    if j > 0 {
+                        p *= lambda / f64::from(j);
+                    }
+                    let draws = f64::from(j) * f64::from(k);
+                    for (q, pq) in distinct.iter().enumerate() {
+                        let mut binom = 1.0;
+                        for i in 0..=q {
+                            if i > 0 {
+                                binom = binom * (q + 1 - i) as f64 / i as f64;
+                            }
+                            let t = binom * libm::pow(1.0 - i as f64 / 64.0, draws);
+                            direct += p * pq * if i % 2 == 0 { t } else { -t };
+                        }
+                    }
+                }
+                let closed = crate::sizing::register_mixture(k).at(lambda);
+                assert!(
+                    (closed - direct).abs() <= 1e-12 + 1e-9 * direct,
+                    "k {k} λ {lambda}: {closed} vs {direct}"
+                );
+                let words = 1u64 << 24;
+                let binomial = super::exact_fpr(k, words, (lambda * words as f64) as u64);
+                assert!(
+                    (binomial - direct).abs() <= 1e-12 + 1e-6 * direct,
+                    "k {k} λ {lambda}: {binomial} vs {direct}"
+                );
+            }
         }
     }
 
