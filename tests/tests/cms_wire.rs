@@ -722,3 +722,48 @@ fn space_saving_frames_keep_the_minimum_count_guarantee() {
         }
     }
 }
+
+/// A Count-Min row whose cells add up to more than the total is no reachable state:
+/// refused behind a valid CRC, for plain and conservative sketches, and the target is
+/// left unchanged; a saturated cell is left out of the sum.
+#[test]
+fn count_min_row_sum_above_total_is_refused() {
+    use loxo_core::wire::{Encoder, Header, SketchKind};
+    let seed = Seed::new(0x5eed, 0x7a11);
+    let frame = |kind: SketchKind, total: u64, cells: &[u32]| {
+        let mut buf = vec![0u8; 36 + 8 + 4 * cells.len() + 4];
+        let h = Header::new(
+            kind,
+            seed.fingerprint(),
+            [4, 2, 32, 0],
+            (8 + 4 * cells.len()) as u32,
+        );
+        let mut enc = Encoder::new(&mut buf, &h).unwrap();
+        enc.put_u64(total);
+        for c in cells {
+            enc.put_u32(*c);
+        }
+        let n = enc.finish();
+        buf.truncate(n);
+        buf
+    };
+    // Rows sum to 10 and 10: fine. Row 1 sums to 11 > 10: refused.
+    let ok = frame(SketchKind::Cms, 10, &[1, 2, 3, 4, 10, 0, 0, 0]);
+    let bad = frame(SketchKind::Cms, 10, &[1, 2, 3, 4, 10, 1, 0, 0]);
+    let mut s = Cms::<4, 2>::new(seed);
+    s.decode_into(&ok).unwrap();
+    let before = s.clone();
+    assert_eq!(
+        s.decode_into(&bad),
+        Err(loxo_core::DecodeError::InvalidValue)
+    );
+    assert_eq!(s, before);
+    let bad_cu = frame(SketchKind::CmsConservative, 3, &[1, 1, 1, 1, 0, 0, 0, 0]);
+    assert_eq!(
+        CmsCu::<4, 2>::new(seed).decode_into(&bad_cu),
+        Err(loxo_core::DecodeError::InvalidValue)
+    );
+    // A saturated cell means "at least MAX": not counted.
+    let sat = frame(SketchKind::Cms, 10, &[u32::MAX, 2, 3, 4, 10, 0, 0, 0]);
+    Cms::<4, 2>::new(seed).decode_into(&sat).unwrap();
+}

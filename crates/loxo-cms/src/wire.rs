@@ -9,8 +9,9 @@
 //!
 //! * `SpaceSaving` (9) and `HeavyKeeper` (10): see their `encode_into`.
 //!
-//! Flags must be 0. Every counter value is a reachable state, so after the envelope,
-//! kind, parameter and seed checks there is nothing more to reject.
+//! Flags must be 0. A Count-Min row whose unsaturated cells add up to more than the
+//! total is rejected (no update, halving or merge produces one); Count-Sketch counters
+//! accept any value (signed updates reach every state).
 
 use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
 use loxo_core::{DecodeError, EncodeError, Seed};
@@ -80,12 +81,30 @@ impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> 
     /// # Errors
     /// The envelope's errors; [`DecodeError::WrongKind`] (other sketch or update
     /// rule), [`DecodeError::ParameterMismatch`], [`DecodeError::SeedMismatch`],
-    /// [`DecodeError::InvalidValue`] for non-zero flags.
+    /// [`DecodeError::InvalidValue`] for non-zero flags or a row whose unsaturated
+    /// cells add up to more than the total (each update adds at most its weight to
+    /// one cell per row, halving floors cells and total alike, merging adds both:
+    /// no reachable sketch has such a row; a saturated cell is "at least `MAX`" and
+    /// is left out of the sum).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
         let p = frame.checked_payload(Self::KIND, Self::PARAMS, &self.seed, Some(Self::PAYLOAD))?;
         let (total, cells) = p.split_at(8);
-        self.total = u64::from_le_bytes(total.try_into().map_err(|_| DecodeError::Truncated)?);
+        let total = u64::from_le_bytes(total.try_into().map_err(|_| DecodeError::Truncated)?);
+        if total != u64::MAX {
+            for src in cells.chunks_exact(W * C::BYTES) {
+                let sum: u128 = src
+                    .chunks_exact(C::BYTES)
+                    .map(C::from_le)
+                    .filter(|&c| c != C::MAX)
+                    .map(|c| u128::from(c.to_u64()))
+                    .sum();
+                if sum > u128::from(total) {
+                    return Err(DecodeError::InvalidValue);
+                }
+            }
+        }
+        self.total = total;
         for (row, src) in self.rows.iter_mut().zip(cells.chunks_exact(W * C::BYTES)) {
             for (c, b) in row.iter_mut().zip(src.chunks_exact(C::BYTES)) {
                 *c = C::from_le(b);

@@ -276,9 +276,10 @@ where
     /// The estimated number of distinct keys inserted: Ertl's improved raw
     /// estimator over the register histogram (O(1) in `m`).
     ///
-    /// Relative standard error `1.04 / √m` at every cardinality, with no bias
-    /// tables and no bump: at small `n` it is at least as accurate as linear
-    /// counting. Returns 0 for an empty sketch.
+    /// Relative standard error at most `1.04 / √m` at every cardinality (measured:
+    /// about `0.71/√m` for `n ≪ m`, `0.85/√m` near `2.5·m`, `1.04/√m` for large `n`),
+    /// with no bias tables and no bump: at small `n` it is at least as accurate as
+    /// linear counting. Returns 0 for an empty sketch.
     #[must_use]
     pub fn estimate(&self) -> f64 {
         estimator::ertl(&self.hist, P)

@@ -3,7 +3,7 @@
 //!
 //! "How many distinct flows (sources, destinations…) did this link see?" in
 //! `0.75 · 2^P` bytes of registers, within a relative standard error of
-//! `1.04 / √(2^P)` at every cardinality, mergeable across devices and time windows.
+//! at most `1.04 / √(2^P)` at every cardinality, mergeable across devices and time windows.
 //!
 //! | `P` | registers `m` | `size_of::<Hll<P>>()` | std. error `1.04/√m` |
 //! |---:|---:|---:|---:|
