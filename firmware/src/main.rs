@@ -217,7 +217,7 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
     );
     for (rank, e) in r.elephants.iter().enumerate() {
         defmt::info!(
-            "elephant: epoch={=u32} rank={=usize} status={=str} bytes_lower={=u64} bytes_upper={=u64} packets_lower={=u64} packets_upper={=u64} packets_lower_certain={=bool} key={=[u8]:02x}",
+            "elephant: epoch={=u32} rank={=usize} status={=str} bytes_lower={=u64} bytes_upper={=u64} packets_lower={=u64} packets_upper={=u64} packets_lower_certain={=bool} packets_saturated={=bool} key={=[u8]:02x}",
             r.epoch,
             rank,
             if e.certain { "certain" } else { "possible" },
@@ -226,6 +226,7 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
             e.packets.lower,
             e.packets.upper,
             e.packets.lower_certain,
+            e.packets.saturated,
             e.key.as_ref()
         );
     }

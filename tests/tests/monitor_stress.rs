@@ -263,3 +263,34 @@ fn flows_exactly_at_theta_and_one_below() {
         assert!(!e.elephants(th, by_bytes).iter().any(|(f, _)| *f == below));
     }
 }
+
+/// An epoch long enough for one flow's bytes to pass the other measure's `u32`
+/// Count-Min cells (shares of packets, 2.9·10⁶ frames of 1 500 bytes = 4.35·10⁹ bytes):
+/// the bytes figure says "saturated" instead of a wrong number, the ranking measure
+/// stays exact.
+#[test]
+fn a_saturated_sketch_is_flagged_not_printed() {
+    let big = traffic::Flow::regular(7, 1);
+    let small = traffic::Flow::regular(8, 1);
+    let (fb, fs) = (big.frame(1500), small.frame(64));
+    let mut m = Box::new(FlowMonitor::new(Config {
+        share_of: ShareOf::Packets,
+        ..Config::default()
+    }));
+    let n = 2_900_000u64;
+    for i in 0..n {
+        m.feed(if i % 100 == 99 { &fs } else { &fb });
+    }
+    let mut r = Report::default();
+    m.end_epoch(&mut r);
+    let e = r.elephants.iter().find(|e| e.key == big.key()).unwrap();
+    assert_eq!(e.packets.upper, n - n / 100);
+    assert!(e.packets.is_exact());
+    assert!(e.bytes.saturated, "{e:?}");
+    assert_eq!((e.bytes.lower, e.bytes.upper), (0, u64::MAX));
+    let s = r.elephants.iter().find(|e| e.key == small.key()).unwrap();
+    assert!(
+        !s.bytes.saturated && s.bytes.contains(64 * (n / 100)),
+        "{s:?}"
+    );
+}

@@ -114,7 +114,11 @@ fn errors_json(e: &[u64; ParseError::COUNT]) -> serde_json::Value {
 }
 
 fn bounds_json(b: &Bounds) -> serde_json::Value {
-    json!({"lower": b.lower, "upper": b.upper, "lower_certain": b.lower_certain})
+    if b.saturated {
+        json!({"saturated": true})
+    } else {
+        json!({"lower": b.lower, "upper": b.upper, "lower_certain": b.lower_certain, "saturated": false})
+    }
 }
 
 /// `θ_min` of the monitor `loxo top` runs, as text.
@@ -172,7 +176,9 @@ fn to_json(results: &[EpochResult], a: &Args, memory: usize) -> serde_json::Valu
 /// `[lower, upper]`, `= v` when exact; a `~` marks a lower bound that holds with
 /// probability ≥ 95 % only.
 fn bounds_text(b: &Bounds) -> String {
-    if b.is_exact() {
+    if b.saturated {
+        "SATURATED".to_string()
+    } else if b.is_exact() {
         format!("= {}", b.upper)
     } else {
         let p = if b.lower_certain { "" } else { "~" };

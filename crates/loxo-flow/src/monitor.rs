@@ -136,6 +136,11 @@ impl Default for Config {
 /// Bounds on one figure of an elephant: the true value `v` satisfies
 /// `lower ≤ v ≤ upper`. `upper` always holds; `lower` always holds when
 /// `lower_certain`, else with probability ≥ 1 − e⁻³ ≈ 95 % (a Count-Min bound).
+///
+/// `saturated`: the other measure's Count-Min cells (`u32`) hit their maximum (more
+/// than 4 294 967 295 bytes in the flow's cells within one epoch): there is then no
+/// upper bound (`upper = u64::MAX`) and no lower bound (`lower = 0`), and the report
+/// says so instead of printing a wrong figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Bounds {
@@ -145,6 +150,8 @@ pub struct Bounds {
     pub upper: u64,
     /// Whether `lower` holds always (true) or only with probability ≥ 95 % (false).
     pub lower_certain: bool,
+    /// The sketch behind these bounds saturated: nothing is known.
+    pub saturated: bool,
 }
 
 impl Bounds {
@@ -505,12 +512,24 @@ impl<const N: usize> FlowMonitor<N> {
             lower,
             upper,
             lower_certain: true,
+            saturated: false,
         };
         let o = self.other.estimate_hash(h);
-        let other = Bounds {
-            lower: o.saturating_sub(ceil(self.other.error_bound())),
-            upper: o,
-            lower_certain: false,
+        let other = if o == u64::MAX {
+            // A saturated cell only says "at least u32::MAX": no bound either way.
+            Bounds {
+                lower: 0,
+                upper: u64::MAX,
+                lower_certain: true,
+                saturated: true,
+            }
+        } else {
+            Bounds {
+                lower: o.saturating_sub(ceil(self.other.error_bound())),
+                upper: o,
+                lower_certain: false,
+                saturated: false,
+            }
         };
         let (bytes, packets) = match self.config.share_of {
             ShareOf::Bytes => (ranked, other),
