@@ -38,7 +38,7 @@ impl Flow {
         let [e, f, g, h] = (id as u32).to_be_bytes();
         Self {
             src: [a, b, c, d],
-            dst: [192 ^ e, 168 ^ f, g, h],
+            dst: [0xc0 ^ e, 0xa8 ^ f, g, h],
             sport: 1024 + (id % 50_000) as u16,
             dport: 443,
         }
@@ -247,6 +247,9 @@ fn bytes_exactly(flow: Flow, target: u64, out: &mut Vec<(Flow, u16)>) {
 /// small filler flow makes `θ·T` an integer.
 ///
 /// Returns the epoch and the two flows (at θ, one below).
+///
+/// # Panics
+/// If the construction misses its total (a bug in this generator).
 #[must_use]
 pub fn at_threshold(
     theta: Theta,
