@@ -1,8 +1,15 @@
 //! Exact per-flow counts with a `HashMap`, under the same key rules as `loxo_flow::parse_frame`.
+//!
+//! Two ways in: [`Exact::feed`] parses a captured frame with `parse_frame` (what
+//! `loxo top` does on a user's capture, where nothing else knows the truth), and
+//! [`Exact::feed_truth`] takes the generator's own record of a frame
+//! ([`FrameTruth`]), so tests on generated traces count without the parser they test.
 
 use std::collections::HashMap;
 
 use loxo_flow::{parse_frame, FlowKey, ParseError, Parsed, Theta};
+
+use crate::trace::{Expected, FrameTruth};
 
 /// Exact figures of one flow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,6 +51,35 @@ impl Exact {
                 }
             }
         }
+    }
+
+    /// Feeds the generator's record of one frame instead of the frame: its key,
+    /// weight and expected outcome are the generator's, `parse_frame` is not run.
+    pub fn feed_truth(&mut self, t: &FrameTruth) {
+        match (t.expected, t.key) {
+            (Expected::Flow, Some(key)) => {
+                let c = self.flows.entry(key).or_default();
+                c.bytes += u64::from(t.len);
+                c.packets += 1;
+                self.total.bytes += u64::from(t.len);
+                self.total.packets += 1;
+            }
+            (Expected::Malformed(e), _) => {
+                if let Some(c) = self.errors.get_mut(e.index()) {
+                    *c += 1;
+                }
+            }
+            (Expected::NotIp | Expected::Flow, _) => self.not_ip += 1,
+        }
+    }
+
+    /// An exact counter of the frames whose truths are `truths`.
+    pub fn from_truth<'a>(truths: impl IntoIterator<Item = &'a FrameTruth>) -> Self {
+        let mut e = Self::default();
+        for t in truths {
+            e.feed_truth(t);
+        }
+        e
     }
 
     /// Flows whose share of bytes (`by_bytes`) or packets is ≥ `theta` (exact integer

@@ -1,13 +1,27 @@
-//! `loxo gen`: write a synthetic, seeded pcap.
+//! `loxo gen`: write a synthetic, seeded pcap and, beside it, the generator's truth.
+//!
+//! The truth file (`OUT.truth.csv` for `OUT.pcap`, `loxo_cli::trace::truth_path`)
+//! has a header row and one row per frame in pcap order:
+//! `frame,len,expected,error,damage,fragment,flood,src,dst,src_port,dst_port,protocol`
+//! — the frame's index and byte weight, what a parser following the key rules must
+//! make of it (`flow`, `not_ip`, or `malformed` with the `ParseError` name), the
+//! damage the generator did (`none`, `truncated`, `bad_ihl`, `version_swap`,
+//! `length_field`, `length_cut`, `long_chain`), whether it is a non-first fragment or
+//! a flood frame, and the key of the flow it was built for (empty for a non-IP
+//! frame). It is the generator's own record (see `loxo_cli::trace`), not a parse of
+//! the pcap: tests compare `parse_frame`, the flow monitor and the firmware with it
+//! (`loxo_cli::trace::read_truth` reads it back).
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use loxo_cli::trace::{generate, Popularity, TraceConfig};
+use loxo_cli::trace::{
+    generate_with_truth, truth_path, write_truth_header, Popularity, TraceConfig,
+};
 use pcap_file::pcap::{PcapPacket, PcapWriter};
 
 /// Options of `loxo gen`.
@@ -37,11 +51,20 @@ pub(crate) struct Args {
     /// RNG seed; the same options and seed give the same file.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Share (0..=1) of flows with IPv4 options or an IPv6 extension-header chain
+    /// (hop-by-hop, routing, destination options, fragment, AH/ESP); > 0 also adds
+    /// padded frames, more non-IP link layers and damages aimed at those headers.
+    #[arg(long, default_value_t = 0.0)]
+    extensions: f64,
 }
 
 /// Runs `loxo gen`.
 pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
-    for (name, v) in [("--flood", a.flood), ("--malformed", a.malformed)] {
+    for (name, v) in [
+        ("--flood", a.flood),
+        ("--malformed", a.malformed),
+        ("--extensions", a.extensions),
+    ] {
         anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be in 0..=1, got {v}");
     }
     anyhow::ensure!(a.flows > 0, "--flows must be positive");
@@ -57,26 +80,37 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         flood: a.flood,
         malformed: a.malformed,
         seed: a.seed,
+        extensions: a.extensions,
     };
     let file =
         File::create(&a.output).with_context(|| format!("cannot create {}", a.output.display()))?;
     let mut w = PcapWriter::new(BufWriter::new(file)).context("cannot write the pcap header")?;
+    let truth = truth_path(&a.output);
+    let tname = truth.display();
+    let mut t =
+        BufWriter::new(File::create(&truth).with_context(|| format!("cannot create {tname}"))?);
+    write_truth_header(&mut t).with_context(|| format!("cannot write {tname}"))?;
     let mut i = 0u64;
-    let st = generate(&cfg, |frame| {
+    let st = generate_with_truth(&cfg, |frame, truth| {
         i += 1;
         let len = u32::try_from(frame.len()).unwrap_or(u32::MAX);
         w.write_packet(&PcapPacket::new(Duration::from_micros(i), len, frame))
-            .map(|_| ())
-    })
-    .with_context(|| format!("cannot write {}", a.output.display()))?;
+            .with_context(|| format!("cannot write {}", a.output.display()))?;
+        writeln!(t, "{truth}").with_context(|| format!("cannot write {tname}"))
+    })?;
+    t.flush().with_context(|| format!("cannot write {tname}"))?;
+    w.into_writer()
+        .flush()
+        .with_context(|| format!("cannot write {}", a.output.display()))?;
     println!(
-        "wrote {} frames ({} bytes) to {}: malformed {}, not IP {}, flood {}",
+        "wrote {} frames ({} bytes) to {}: malformed {}, not IP {}, flood {}, damaged {}; truth in {tname}",
         st.frames,
         st.bytes,
         a.output.display(),
         st.malformed,
         st.not_ip,
-        st.flood
+        st.flood,
+        st.damaged
     );
     Ok(ExitCode::SUCCESS)
 }
