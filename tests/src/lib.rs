@@ -2,6 +2,7 @@
 //! statistics. The tests themselves live in `tests/tests/`.
 
 pub mod golden;
+pub mod hll_theory;
 pub mod redis;
 pub mod topk;
 pub mod traffic;
