@@ -2,29 +2,36 @@
 //! through its LAN9118 by `loxo replay`, must
 //! * count every frame sent (nothing lost to the RX FIFO), with no NIC error or
 //!   overrun, inside the RAM budget;
-//! * report, per epoch of 16 384 frames, every flow that `loxo top`'s exact counter
-//!   (`loxo_cli::exact`) finds at θ = 1 % of the epoch's bytes (recall 1.0), with
-//!   byte bounds that contain the exact figure, "certain" only when the truth is at θ,
-//!   and no elephant whose true share is below θ/2;
-//! * count exactly the malformed frames the generator injected.
+//! * report, per epoch of 16 384 frames, every flow at θ = 1 % of the epoch's bytes
+//!   (recall 1.0), with byte bounds that contain the exact figure, "certain" only when
+//!   the truth is at θ, and no elephant whose true share is below θ/2;
+//! * count per epoch exactly the frames, IP packets, bytes, non-first fragments,
+//!   non-IP frames and malformed frames the generator made, and the distinct flows
+//!   and sources within 4σ of the exact counts (σ derived at each count), new flows
+//!   never above the truth (and within the filters' rate unless flagged saturated).
 //!
-//! The trace is `loxo gen --packets 100000 --flows 10000 --zipf 1.0 --malformed 0.01
-//! --seed 7` (what `cargo xtask demo` generates): Zipf flows over IPv4, IPv6, VLAN and
-//! QinQ with fragments and ICMP. The test regenerates the same frames in-process with
-//! `loxo_cli::trace` for the exact figures. Runs `cargo xtask demo` in a separate
+//! The exact figures are the generator's truth, not a parse: the trace is `loxo gen
+//! --packets 100000 --flows 10000 --zipf 1.0 --malformed 0.01 --seed 7` (what `cargo
+//! xtask demo` generates; Zipf flows over IPv4, IPv6, VLAN and QinQ with fragments and
+//! ICMP), and the test regenerates it in-process with
+//! `loxo_cli::trace::generate_with_truth`, which gives each frame's key as the
+//! generator built it, its length and its expected outcome (the same rows `loxo gen`
+//! writes to `demo-7.truth.csv`), so a parser bug in the firmware cannot hide behind
+//! the same parser on the host. Runs `cargo xtask demo` in a separate
 //! target directory (no lock contention with the outer `cargo test`); every child
 //! process has a deadline. Needs `qemu-system-arm` and the `thumbv7em-none-eabihf`
 //! target (xtask installs them when it can).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use loxo_cli::exact::Exact;
-use loxo_cli::trace::{generate, Popularity, TraceConfig};
-use loxo_flow::Theta;
+use loxo_cli::trace::{generate_with_truth, Expected, FrameTruth, Popularity, TraceConfig};
+use loxo_flow::{FlowKey, Theta, FLOWS_P, SOURCES_P};
+use loxo_tests::hll_theory::check_estimate;
 
 const FRAMES: u64 = 100_000;
 /// The firmware's `EPOCH_FRAMES`.
@@ -102,7 +109,7 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
         s
     });
 
-    // Meanwhile: the same trace, in-process, and the exact figures per epoch.
+    // Meanwhile: the same trace's truth, in-process, and the exact figures per epoch.
     let cfg = TraceConfig {
         packets: FRAMES,
         flows: 10_000,
@@ -110,28 +117,31 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
         flood: 0.0,
         malformed: 0.01,
         seed: 7,
+        ..TraceConfig::default()
     };
-    let mut frames = Vec::new();
-    let stats = generate(&cfg, |f| {
-        frames.push(f.to_vec());
+    let mut truth: Vec<FrameTruth> = Vec::new();
+    let stats = generate_with_truth(&cfg, |_, t| {
+        truth.push(*t);
         Ok::<(), ()>(())
     })
     .unwrap();
     assert!(stats.malformed > 500, "{stats:?}");
     // QEMU's LAN9118 carries 14..=2048-byte frames: `loxo replay` skips the others
     // (the generator's sub-14-byte runts), so the firmware never sees them.
-    frames.retain(|f| (14..=2048).contains(&f.len()));
-    let sent = frames.len() as u64;
+    truth.retain(|t| (14..=2048).contains(&t.len));
+    let sent = truth.len() as u64;
     assert!(FRAMES - sent < 200, "only runts are skipped: {sent}");
-    let injected: u64 = stats.malformed - (FRAMES - sent);
-    let exact: Vec<Exact> = frames
+    let injected = truth
+        .iter()
+        .filter(|t| matches!(t.expected, Expected::Malformed(_)))
+        .count() as u64;
+    let exact: Vec<Exact> = truth.chunks(EPOCH).map(Exact::from_truth).collect();
+    let fragments: Vec<u64> = truth
         .chunks(EPOCH)
         .map(|c| {
-            let mut e = Exact::default();
-            for f in c {
-                e.feed(f);
-            }
-            e
+            c.iter()
+                .filter(|t| t.expected == Expected::Flow && t.fragment)
+                .count() as u64
         })
         .collect();
 
@@ -205,23 +215,46 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
         assert_eq!(e["elephants_left_out"], "0");
     }
     let mut total_elephants = 0;
+    let mut previous: HashSet<FlowKey> = HashSet::new();
     for (i, ex) in exact.iter().enumerate() {
         let e = &epochs[&(i as u64)];
         let malformed: u64 = ex.errors.iter().sum();
-        assert_eq!(
-            e["frames"].parse::<usize>().unwrap(),
-            EPOCH.min(frames.len() - i * EPOCH)
+        let num = |k: &str| -> u64 { e[k].parse().unwrap() };
+        assert_eq!(num("frames"), EPOCH.min(truth.len() - i * EPOCH) as u64);
+        assert_eq!(num("malformed"), malformed, "epoch {i}");
+        assert_eq!(num("packets"), ex.total.packets, "epoch {i}");
+        assert_eq!(num("bytes"), ex.total.bytes, "epoch {i}");
+        assert_eq!(num("not_ip"), ex.not_ip, "epoch {i}");
+        assert_eq!(num("fragments"), fragments[i], "epoch {i}");
+        // Distinct flows (Hll<14>, ~3 900 flows in a full epoch: t = n/m ≈ 0.24,
+        // σ = 0.57 %) and sources (Hll<10>, ~3 800: t ≈ 3.7, σ = 2.8 %), σ derived at
+        // each count by the delta method (`loxo_tests::hll_theory`); 4σ around the
+        // bias at that count.
+        for (what, p, n) in [
+            ("distinct_flows", FLOWS_P, ex.flows.len() as u64),
+            ("distinct_sources", SOURCES_P, ex.sources() as u64),
+        ] {
+            let dev = check_estimate(num(what) as f64, n, p, 4.0)
+                .unwrap_or_else(|msg| panic!("epoch {i}: {what}: {msg}"));
+            println!("epoch {i}: {what} {} of {n} ({dev:+.2}σ)", num(what));
+        }
+        // New flows: flows of this epoch absent from it and the previous one. The
+        // filters never over-count; below their design load they under-count by their
+        // false-positive rate (4 binomial σ + 1), past it the report says so.
+        let current: HashSet<FlowKey> = ex.flows.keys().copied().collect();
+        let truly_new = current.difference(&previous).count() as f64;
+        let new_flows = num("new_flows") as f64;
+        let p = num("new_flows_fpr_ppm") as f64 / 1e6;
+        assert!(
+            new_flows <= truly_new,
+            "epoch {i}: new flows {new_flows} > {truly_new}"
         );
-        assert_eq!(
-            e["malformed"].parse::<u64>().unwrap(),
-            malformed,
-            "epoch {i}"
+        let floor = truly_new * (1.0 - p) - 4.0 * (truly_new * p).sqrt() - 1.0;
+        assert!(
+            new_flows >= floor || e["new_flows_saturated"] == "true",
+            "epoch {i}: new flows {new_flows} of {truly_new} at FPR {p}, not flagged"
         );
-        assert_eq!(
-            e["bytes"].parse::<u64>().unwrap(),
-            ex.total.bytes,
-            "epoch {i}"
-        );
+        previous = current;
         let reported = elephants.remove(&(i as u64)).unwrap_or_default();
         let truth = ex.heavy(THETA, true);
         for (k, c) in &truth {
