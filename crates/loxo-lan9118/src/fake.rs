@@ -26,13 +26,25 @@ pub(crate) struct Fake {
     pub rx_drop: u32,
     /// Status FIFO capacity (QEMU: 176 entries after reset).
     pub status_capacity: usize,
+    /// Data FIFO capacity in words (QEMU: 2640 after reset; `RXDUSED`, in
+    /// bytes, has 16 bits, so at most 16383 words can be described).
+    pub data_capacity: usize,
     pub accesses: u32,
+    /// Every read returns all ones (a bus with nothing answering), persistently.
+    pub all_ones: bool,
+    /// A stuck status FIFO until the next soft reset: it reports one entry and
+    /// every pop returns this word without removing anything.
+    pub stuck_status: Option<u32>,
+    /// Panics once this many accesses were made: turns a driver that spins
+    /// forever into a failing test instead of a hung one.
+    pub access_limit: Option<u32>,
 }
 
 impl Fake {
     pub(crate) fn new() -> Self {
         Self {
             status_capacity: 176,
+            data_capacity: 2640,
             ..Self::default()
         }
     }
@@ -42,7 +54,10 @@ impl Fake {
         if self.mac_cr & MAC_CR_RXEN == 0 || frame.len() < 14 || frame.len() >= 2048 {
             return false;
         }
-        if self.rx_status.len() == self.status_capacity {
+        let words = (frame.len() + 4).div_ceil(4);
+        if self.rx_status.len() == self.status_capacity
+            || self.rx_data.len() + words > self.data_capacity
+        {
             self.rx_drop += 1;
             self.int_sts |= crate::INT_STS_RXDF;
             return false;
@@ -60,6 +75,16 @@ impl Fake {
             self.rx_data.push_back(u32::from_le_bytes(w));
         }
         true
+    }
+
+    fn count_access(&mut self) {
+        self.accesses += 1;
+        if let Some(limit) = self.access_limit {
+            assert!(
+                self.accesses < limit,
+                "still polling after {limit} register accesses"
+            );
+        }
     }
 
     fn tx_push(&mut self, value: u32) {
@@ -83,7 +108,18 @@ impl Fake {
 
 impl Registers for Fake {
     fn read(&mut self, reg: Reg) -> u32 {
-        self.accesses += 1;
+        self.count_access();
+        if self.all_ones {
+            return u32::MAX;
+        }
+        if let Some(status) = self.stuck_status {
+            match reg {
+                Reg::RxFifoInf => return (1 << 16) | ((self.rx_data.len() as u32) * 4),
+                Reg::RxStatusFifo => return status,
+                Reg::RxDataFifo => return self.rx_data.front().copied().unwrap_or(0),
+                _ => {}
+            }
+        }
         match reg {
             Reg::ByteTest => BYTE_TEST_VALUE,
             Reg::IdRev => 0x0118_0001,
@@ -105,10 +141,14 @@ impl Registers for Fake {
     }
 
     fn write(&mut self, reg: Reg, value: u32) {
-        self.accesses += 1;
+        self.count_access();
+        if self.all_ones {
+            return;
+        }
         match reg {
             Reg::HwCfg if value & HW_CFG_SRST != 0 => {
                 self.resets += 1;
+                self.stuck_status = None;
                 self.mac_cr = 1 << 18;
                 self.tx_cfg = 0;
                 self.rx_status.clear();

@@ -11,12 +11,24 @@
 //! status and data FIFOs into a caller buffer, counting of RX errors and
 //! drops (never a panic), and transmission of one frame.
 //!
-//! Memory: a [`Lan9118<R>`] is `size_of::<R>()` + 24 bytes of counters; the
-//! frame buffer is the caller's ([`FRAME_BUF_LEN`] bytes).
+//! Every hardware wait is bounded: a register that never settles is an
+//! [`Error`] after [`POLL_LIMIT`] reads, and [`Lan9118::receive`] handles at
+//! most the frames the status FIFO held when it was called. RX FIFO words no
+//! working chip produces (reserved bits set, as on an all-ones bus; a status
+//! whose frame is not in the data FIFO; a status FIFO that keeps delivering
+//! only bad frames) are reported as [`Error::RxFault`] after a soft reset
+//! that brings the device back up ([`Lan9118::recover`]).
+//!
+//! Memory: a [`Lan9118<R>`] is `size_of::<R>()` + 32 bytes (counters, MAC
+//! address, fault bookkeeping); the frame buffer is the caller's
+//! ([`FRAME_BUF_LEN`] bytes).
 //!
 //! Cost: receiving a frame of `n` bytes is `3 + ⌈(n + 4) / 4⌉` register
 //! accesses (FIFO info, status pop, data words including the FCS); sending
-//! one is `3 + ⌈n / 4⌉`.
+//! one is `3 + ⌈n / 4⌉`. One `receive` call makes at most
+//! `1 + 255 · (2 + 4096)` accesses (every status entry the FIFO can report,
+//! each with the largest length field), plus a recovery's
+//! `≤ 8 · POLL_LIMIT + 10` when it detects a fault.
 //!
 //! ```
 //! use loxo_lan9118::{Lan9118, Reg, Registers};
@@ -38,7 +50,7 @@
 //! let mut nic = Lan9118::new(Idle);
 //! nic.init([0x02, 0, 0, 0, 0, 1]).unwrap();
 //! let mut buf = [0u8; loxo_lan9118::FRAME_BUF_LEN];
-//! assert_eq!(nic.receive(&mut buf), None);
+//! assert_eq!(nic.receive(&mut buf), Ok(None));
 //! ```
 #![no_std]
 #![deny(unsafe_code)]
@@ -65,7 +77,20 @@ pub trait Registers {
 pub const FRAME_BUF_LEN: usize = 1536;
 
 /// How many times a self-clearing bit is polled before giving up.
-const POLL_LIMIT: u32 = 100_000;
+pub const POLL_LIMIT: u32 = 100_000;
+
+/// Frames skipped in a row (error summary or oversized) after which the RX
+/// path counts as stuck and is reset: four full status FIFOs' worth (its
+/// 8-bit `RXSUSED` field counts at most 255 entries). A link that delivers
+/// only bad frames also trips it; the reset then drops nothing of value.
+pub const MAX_SKIPPED_IN_A_ROW: u32 = 4 * 255;
+
+/// `RX_FIFO_INF` bits 31:24 are reserved and read 0 on a working chip.
+const RX_FIFO_INF_RESERVED: u32 = 0xFF00_0000;
+/// `RX_FIFO_INF.RXDUSED`: used RX data FIFO bytes, bits 15:0.
+const RX_FIFO_INF_DUSED_MASK: u32 = 0xFFFF;
+/// Bit 31 of an RX status word is reserved and reads 0 on a working chip.
+const RX_STS_RESERVED: u32 = 1 << 31;
 
 /// Why the device could not be brought up or driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +110,19 @@ pub enum Error {
     FrameLength,
     /// The TX data FIFO has no room for the frame right now.
     TxFifoFull,
+    /// The RX FIFOs reported what no working chip does: reserved bits set
+    /// (an all-ones bus reads so), a status whose frame is not in the data
+    /// FIFO, or [`MAX_SKIPPED_IN_A_ROW`] bad frames in a row (a stuck status
+    /// FIFO). The driver soft-reset and re-initialised the device before
+    /// returning this; frames queued at that moment are lost (counted in
+    /// [`RxStats::faults`]). A failed recovery returns its own error instead
+    /// ([`Error::NotPresent`], [`Error::ResetTimeout`], [`Error::MacCsrTimeout`]).
+    RxFault {
+        /// `RX_FIFO_INF` as read before the offending status.
+        fifo_inf: u32,
+        /// The offending RX status word (0 if none was popped).
+        status: u32,
+    },
 }
 
 impl core::fmt::Display for Error {
@@ -97,6 +135,10 @@ impl core::fmt::Display for Error {
             Self::MacCsrTimeout => f.write_str("lan9118 mac csr access timed out"),
             Self::FrameLength => f.write_str("frame length out of range 1..=1518"),
             Self::TxFifoFull => f.write_str("lan9118 tx fifo full"),
+            Self::RxFault { fifo_inf, status } => write!(
+                f,
+                "lan9118 rx fifo fault (rx_fifo_inf {fifo_inf:#010x}, status {status:#010x}), device reset"
+            ),
         }
     }
 }
@@ -117,6 +159,8 @@ pub struct RxStats {
     /// Frames the chip dropped because its RX FIFO was full (`RX_DROP` plus
     /// `INT_STS.RXDF` events), as of the last [`Lan9118::update_drop_counter`].
     pub overruns: u32,
+    /// RX faults detected and recovered from by a soft reset ([`Error::RxFault`]).
+    pub faults: u32,
 }
 
 /// A LAN9118 driven by polling through register access `R`.
@@ -125,6 +169,10 @@ pub struct Lan9118<R> {
     regs: R,
     stats: RxStats,
     tx_tag: u16,
+    /// The station address of the last [`init`](Self::init), restored by a recovery.
+    mac: [u8; 6],
+    /// Frames skipped since the last good one (see [`MAX_SKIPPED_IN_A_ROW`]).
+    skipped_in_a_row: u32,
 }
 
 impl<R: Registers> Lan9118<R> {
@@ -137,8 +185,11 @@ impl<R: Registers> Lan9118<R> {
                 errors: 0,
                 oversized: 0,
                 overruns: 0,
+                faults: 0,
             },
             tx_tag: 0,
+            mac: [0; 6],
+            skipped_in_a_row: 0,
         }
     }
 
@@ -152,6 +203,8 @@ impl<R: Registers> Lan9118<R> {
     ///
     /// [`Error::NotPresent`], [`Error::ResetTimeout`], [`Error::MacCsrTimeout`].
     pub fn init(&mut self, mac: [u8; 6]) -> Result<(), Error> {
+        self.mac = mac;
+        self.skipped_in_a_row = 0;
         let byte_test = self.regs.read(Reg::ByteTest);
         if byte_test != BYTE_TEST_VALUE {
             return Err(Error::NotPresent { byte_test });
@@ -194,29 +247,55 @@ impl<R: Registers> Lan9118<R> {
     }
 
     /// Takes the next good frame out of the RX FIFOs into `buf` and returns
-    /// its length without the FCS, or `None` if no frame is pending.
+    /// its length without the FCS, `Ok(None)` if no frame is pending.
     ///
     /// Frames with the error-summary bit and frames longer than the buffer
-    /// are drained, counted in [`stats`](Self::stats) and skipped.
-    pub fn receive(&mut self, buf: &mut [u8; FRAME_BUF_LEN]) -> Option<usize> {
+    /// are drained, counted in [`stats`](Self::stats) and skipped. One call
+    /// handles at most the status entries the FIFO reported when it began
+    /// (≤ 255), so it returns in bounded time whatever the bus reads; if only
+    /// bad frames were among them it returns `Ok(None)`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RxFault`] when the FIFOs report something no working chip
+    /// does; the device has then been soft-reset and re-initialised
+    /// ([`recover`](Self::recover)), so the next call receives again. A
+    /// recovery that fails returns its error instead.
+    pub fn receive(&mut self, buf: &mut [u8; FRAME_BUF_LEN]) -> Result<Option<usize>, Error> {
+        let mut budget = None;
         loop {
             let inf = self.regs.read(Reg::RxFifoInf);
-            if (inf >> RX_FIFO_INF_SUSED_SHIFT) & RX_FIFO_INF_SUSED_MASK == 0 {
-                return None;
+            if inf & RX_FIFO_INF_RESERVED != 0 {
+                return Err(self.fault(inf, 0));
             }
+            let pending = (inf >> RX_FIFO_INF_SUSED_SHIFT) & RX_FIFO_INF_SUSED_MASK;
+            let left = budget.get_or_insert(pending);
+            if pending == 0 || *left == 0 {
+                return Ok(None);
+            }
+            *left -= 1;
             let status = self.regs.read(Reg::RxStatusFifo);
             // Length counts the 4-byte FCS the MAC leaves in the FIFO.
             let len = ((status >> RX_STS_LEN_SHIFT) & RX_STS_LEN_MASK) as usize;
             let words = len.div_ceil(4);
-            let payload = len.saturating_sub(4);
-            if status & RX_STS_ES != 0 {
-                self.drain(words);
-                self.stats.errors = self.stats.errors.saturating_add(1);
-                continue;
+            // A status is pushed only once its frame is wholly in the data
+            // FIFO, so a working chip always has the words it announces.
+            if status & RX_STS_RESERVED != 0 || words * 4 > (inf & RX_FIFO_INF_DUSED_MASK) as usize
+            {
+                return Err(self.fault(inf, status));
             }
-            if payload > FRAME_BUF_LEN {
+            let payload = len.saturating_sub(4);
+            if status & RX_STS_ES != 0 || payload > FRAME_BUF_LEN {
                 self.drain(words);
-                self.stats.oversized = self.stats.oversized.saturating_add(1);
+                if status & RX_STS_ES != 0 {
+                    self.stats.errors = self.stats.errors.saturating_add(1);
+                } else {
+                    self.stats.oversized = self.stats.oversized.saturating_add(1);
+                }
+                self.skipped_in_a_row = self.skipped_in_a_row.saturating_add(1);
+                if self.skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW {
+                    return Err(self.fault(inf, status));
+                }
                 continue;
             }
             let mut chunks = buf.chunks_exact_mut(4);
@@ -227,8 +306,32 @@ impl<R: Registers> Lan9118<R> {
                     chunk.copy_from_slice(&word);
                 }
             }
+            self.skipped_in_a_row = 0;
             self.stats.frames = self.stats.frames.saturating_add(1);
-            return Some(payload);
+            return Ok(Some(payload));
+        }
+    }
+
+    /// Brings the device back after a fault: soft reset (which empties both
+    /// RX FIFOs), then the [`init`](Self::init) sequence with the last MAC
+    /// address. [`receive`](Self::receive) calls it on [`Error::RxFault`];
+    /// call it yourself to recover from any other error. Bounded, like
+    /// `init`: at most `8 · POLL_LIMIT + 10` register accesses (two reset
+    /// waits and six MAC CSR waits of at most [`POLL_LIMIT`] reads each).
+    ///
+    /// # Errors
+    ///
+    /// As [`init`](Self::init).
+    pub fn recover(&mut self) -> Result<(), Error> {
+        self.init(self.mac)
+    }
+
+    /// Counts an RX fault and recovers; returns the error `receive` reports.
+    fn fault(&mut self, fifo_inf: u32, status: u32) -> Error {
+        self.stats.faults = self.stats.faults.saturating_add(1);
+        match self.recover() {
+            Ok(()) => Error::RxFault { fifo_inf, status },
+            Err(e) => e,
         }
     }
 
@@ -297,6 +400,12 @@ impl<R: Registers> Lan9118<R> {
     /// Gives the register access back.
     pub fn release(self) -> R {
         self.regs
+    }
+
+    /// The register model under the driver (tests inject faults through it).
+    #[cfg(test)]
+    pub(crate) fn regs_mut(&mut self) -> &mut R {
+        &mut self.regs
     }
 
     fn drain(&mut self, words: usize) {
