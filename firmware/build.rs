@@ -1,7 +1,37 @@
 //! Puts `memory.x` on the linker search path and relinks when it changes. The
 //! `costs` feature (a measurement build holding a second set of sketches and
 //! frames) gets the board's full 4 MiB of data SSRAM instead of the 128 KiB budget.
-use std::{env, fs, path::PathBuf};
+//!
+//! Provisioning, outside the source tree: the device's hash seed
+//! (`LOXO_DEVICE_SEED`) and the control-channel key (`LOXO_CONTROL_KEY`), 32 hex
+//! digits each, are read from the environment at build time (`cargo xtask demo`
+//! keeps them in `out/`); when unset, each is drawn from the build host's
+//! `/dev/urandom`, so no two builds share them and none is in the repository.
+use std::{env, fs, io::Read, path::PathBuf};
+
+/// 16 bytes from `var` (32 hex digits), or random ones; and where they came from.
+fn provisioned(var: &str) -> ([u8; 16], &'static str) {
+    println!("cargo:rerun-if-env-changed={var}");
+    if let Ok(hex) = env::var(var) {
+        let hex = hex.trim();
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .filter_map(|i| {
+                hex.get(i..i + 2)
+                    .and_then(|b| u8::from_str_radix(b, 16).ok())
+            })
+            .collect();
+        match <[u8; 16]>::try_from(bytes) {
+            Ok(b) if hex.len() == 32 => return (b, "provisioned"),
+            _ => panic!("{var} must be 32 hex digits"),
+        }
+    }
+    let mut b = [0u8; 16];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .unwrap_or_else(|e| panic!("{var} unset and no /dev/urandom: {e}"));
+    (b, "random at build time")
+}
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
@@ -12,6 +42,19 @@ fn main() {
         memory.to_owned()
     };
     let _ = fs::write(out.join("memory.x"), memory);
+    let (seed, seed_src) = provisioned("LOXO_DEVICE_SEED");
+    let (key, key_src) = provisioned("LOXO_CONTROL_KEY");
+    let _ = fs::write(
+        out.join("provisioning.rs"),
+        format!(
+            "/// The device's hash seed ({seed_src}).\n\
+             pub(crate) const DEVICE_SEED: loxo_core::Seed = loxo_core::Seed::from_bytes({seed:?});\n\
+             /// Where [`DEVICE_SEED`] came from.\n\
+             pub(crate) const DEVICE_SEED_SOURCE: &str = \"{seed_src}\";\n\
+             /// The control channel's authentication key ({key_src}).\n\
+             pub(crate) const CONTROL_KEY: loxo_core::Seed = loxo_core::Seed::from_bytes({key:?});\n"
+        ),
+    );
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed=link/memory.x");
     println!("cargo:rerun-if-changed=build.rs");

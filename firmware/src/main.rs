@@ -11,7 +11,10 @@
 mod board;
 #[cfg(feature = "costs")]
 mod costs;
-mod proto;
+/// The device seed and control key, provisioned at build time (`build.rs`).
+mod provisioning {
+    include!(concat!(env!("OUT_DIR"), "/provisioning.rs"));
+}
 
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug;
@@ -21,7 +24,8 @@ use loxo_flow::{Config, EpochPolicy, FlowMonitor, ParseError, Report, ShareOf, T
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
-use proto::Control;
+use loxo_control::{Control, Guard};
+use provisioning::{CONTROL_KEY, DEVICE_SEED, DEVICE_SEED_SOURCE};
 
 /// Station address of the firmware (locally administered).
 const MAC: [u8; 6] = [0x02, 0x4C, 0x4F, 0x58, 0x4F, 0x01];
@@ -52,8 +56,11 @@ struct Totals {
 /// The receive buffer and the monitor live in statics, not on the stack, so
 /// the stack high-water mark measures call depth only.
 static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
-/// Demo seed; a product draws a per-device seed from its hardware RNG.
-const SEED: loxo_core::Seed = loxo_core::Seed::new(0x6C6F_786F_2D66_7721, 0x7365_6564_2D64_656D);
+/// The device's hash seed: provisioned at build time, outside the source tree
+/// (`LOXO_DEVICE_SEED`, else random per build). A product draws it from its TRNG at
+/// boot; QEMU's mps2-an386 has no TRNG, so the build host's entropy stands in.
+/// Devices whose sketches are merged must share it (provision the same value).
+const SEED: loxo_core::Seed = DEVICE_SEED;
 /// θ = 1 % of an epoch's bytes, epochs of [`EPOCH_FRAMES`] frames.
 const CONFIG: Config = Config {
     seed: SEED,
@@ -84,17 +91,7 @@ fn main() -> ! {
     };
     let ticks = Ticks::start(cp.SYST);
     #[cfg(feature = "calibrate")]
-    {
-        let t0 = ticks.now();
-        // SAFETY: 4000 NOPs touch no memory and no register.
-        unsafe { core::arch::asm!(".rept 4000", "nop", ".endr", options(nomem, nostack)) };
-        let dt = Ticks::elapsed(t0, ticks.now());
-        defmt::info!(
-            "calibrate: 4000 nops took {=u32} ticks (expect ~{=u32})",
-            dt,
-            4000 / INSNS_PER_TICK
-        );
-    }
+    calibrate(&ticks);
     #[cfg(feature = "costs")]
     costs::run(&ticks, SEED);
     let mut led = Led::new(0);
@@ -106,6 +103,12 @@ fn main() -> ! {
         defmt::error!("lan9118 init failed: {}", e);
         exit(1);
     }
+    let nonce = boot_nonce();
+    defmt::info!(
+        "seed: fingerprint={=u64:#018x} ({=str}; demo provisioning, a product draws its seed from a TRNG)",
+        SEED.fingerprint(),
+        DEVICE_SEED_SOURCE
+    );
     defmt::info!("lan9118 up, rx enabled; announcing READY");
 
     // SAFETY: `main` runs once and takes the only reference to BUF.
@@ -117,36 +120,62 @@ fn main() -> ! {
     // SAFETY: as for BUF.
     let sketch: &mut [u8; 12_400] = unsafe { &mut *core::ptr::addr_of_mut!(SKETCH) };
 
+    let mut link = Link {
+        nonce,
+        guard: Guard::default(),
+    };
     let mut totals = Totals::default();
     let mut host_seen = false;
     let mut idle: u32 = 0;
-    send(&mut nic, proto::OP_READY, 0, 0, 0);
+    let ready = Control {
+        op: loxo_control::OP_READY,
+        value: nonce as u32,
+        extra: (nonce >> 32) as u32,
+        ..Control::default()
+    };
+    link.send(&mut nic, ready);
     loop {
-        let Some(len) = nic.receive(buf) else {
+        let received = receive(&mut nic, buf);
+        let Some(len) = received else {
             if !host_seen {
                 idle += 1;
                 if idle == READY_EVERY {
                     idle = 0;
-                    send(&mut nic, proto::OP_READY, 0, 0, 0);
+                    link.send(&mut nic, ready);
                 }
             }
             continue;
         };
         host_seen = true;
         let frame = &buf[..len.min(FRAME_BUF_LEN)];
-        if let Some(c) = proto::parse(frame) {
-            totals.control += 1;
-            match c.op {
-                proto::OP_SYNC => send(&mut nic, proto::OP_ACK, c.seq, totals.frames, 0),
-                proto::OP_END => {
-                    // The last, partial epoch.
-                    ship_sketch(&mut nic, monitor, sketch, totals.epochs);
-                    close_epoch(monitor, report, &mut totals, &mut led);
-                    finish(&mut nic, &totals, monitor, c.value)
+        // A frame of the control EtherType is obeyed only with a valid tag under
+        // this boot's nonce and a fresh sequence number; anything else (a spoofed
+        // END, a frame recorded from another run, a reflected ACK) is counted and
+        // then treated as ordinary traffic.
+        if loxo_control::peek(frame).is_some() {
+            match link.accept(frame) {
+                Some(c) if c.op == loxo_control::OP_SYNC => {
+                    totals.control += 1;
+                    link.send(
+                        &mut nic,
+                        Control {
+                            op: loxo_control::OP_ACK,
+                            seq: c.seq,
+                            value: totals.frames,
+                            extra: 0,
+                        },
+                    );
+                    continue;
                 }
-                _ => defmt::warn!("unexpected control op {=u8}", c.op),
+                Some(c) if c.op == loxo_control::OP_END => {
+                    totals.control += 1;
+                    // The last, partial epoch.
+                    ship_sketch(&mut nic, &link, monitor, sketch, totals.epochs);
+                    close_epoch(monitor, report, &mut totals, &mut led);
+                    finish(&mut nic, &link, &totals, monitor, c.value)
+                }
+                _ => {}
             }
-            continue;
         }
         let t0 = ticks.now();
         let epoch_over = monitor.feed(frame);
@@ -157,22 +186,107 @@ fn main() -> ! {
         totals.bytes += len as u64;
         if epoch_over {
             nic.update_drop_counter();
-            ship_sketch(&mut nic, monitor, sketch, totals.epochs);
+            ship_sketch(&mut nic, &link, monitor, sketch, totals.epochs);
             close_epoch(monitor, report, &mut totals, &mut led);
         }
     }
 }
 
+/// `calibrate` feature: checks `INSNS_PER_TICK` under `-icount shift=0`.
+#[cfg(feature = "calibrate")]
+fn calibrate(ticks: &Ticks) {
+    let t0 = ticks.now();
+    // SAFETY: 4000 NOPs touch no memory and no register.
+    unsafe { core::arch::asm!(".rept 4000", "nop", ".endr", options(nomem, nostack)) };
+    let dt = Ticks::elapsed(t0, ticks.now());
+    defmt::info!(
+        "calibrate: 4000 nops took {=u32} ticks (expect ~{=u32})",
+        dt,
+        4000 / INSNS_PER_TICK
+    );
+}
+
+/// The next frame's length, if one arrived. A NIC fault is logged: after an
+/// `RxFault` the driver has soft-reset and re-initialised the chip and receiving
+/// goes on; any other fault (the chip does not come back) ends the run.
+fn receive(nic: &mut Lan9118<Mmio>, buf: &mut [u8; FRAME_BUF_LEN]) -> Option<usize> {
+    match nic.receive(buf) {
+        Ok(r) => r,
+        Err(e) => {
+            defmt::warn!("lan9118 fault: {}", e);
+            if !matches!(e, loxo_lan9118::Error::RxFault { .. }) {
+                exit(1);
+            }
+            None
+        }
+    }
+}
+
+/// This boot's nonce for the control channel: fresh per run, so frames recorded from
+/// another run fail authentication. From the host's clock over semihosting (QEMU has
+/// no TRNG; a product reads its TRNG), mixed under the control key.
+fn boot_nonce() -> u64 {
+    use core::hash::Hasher as _;
+    // SAFETY: SYS_TIME takes no argument block and writes no memory of ours.
+    let secs = unsafe { cortex_m_semihosting::syscall!(TIME) } as u64;
+    let mut h = CONTROL_KEY.hasher();
+    h.write_u64(secs);
+    h.write_u64(SEED.fingerprint());
+    h.finish()
+}
+
+/// The authenticated control channel of this boot.
+struct Link {
+    nonce: u64,
+    guard: Guard,
+}
+
+impl Link {
+    /// The host's message in `frame` if its tag is valid under this boot's nonce, its
+    /// sequence number fresh and its op one the host sends; else counts a rejection.
+    fn accept(&mut self, frame: &[u8]) -> Option<Control> {
+        match loxo_control::verify(frame, &CONTROL_KEY, self.nonce) {
+            Ok(c) if matches!(c.op, loxo_control::OP_SYNC | loxo_control::OP_END) => {
+                // A stale sequence number is counted by the guard.
+                self.guard.accept(&c).then_some(c)
+            }
+            _ => {
+                self.guard.reject();
+                None
+            }
+        }
+    }
+
+    /// Signs and sends `c`.
+    fn send(&self, nic: &mut Lan9118<Mmio>, c: Control) {
+        transmit(nic, &loxo_control::build(MAC, c, &CONTROL_KEY, self.nonce));
+    }
+}
+
 /// Sends the closing epoch's distinct-flow sketch (`Hll<14>`, loxo wire format) to
 /// the host in SKETCH frames, for fleet-wide merging (`loxo merge`, `loxo export`).
-fn ship_sketch(nic: &mut Lan9118<Mmio>, monitor: &FlowMonitor, buf: &mut [u8], epoch: u32) {
+fn ship_sketch(
+    nic: &mut Lan9118<Mmio>,
+    link: &Link,
+    monitor: &FlowMonitor,
+    buf: &mut [u8],
+    epoch: u32,
+) {
     let Ok(n) = monitor.flows().encode_into(buf) else {
         defmt::warn!("sketch of epoch {=u32} does not fit its buffer", epoch);
         return;
     };
     let mut offset = 0;
-    for chunk in buf[..n].chunks(proto::SKETCH_CHUNK) {
-        let (f, len) = proto::build_sketch(MAC, epoch, offset as u32, n as u32, chunk);
+    for chunk in buf[..n].chunks(loxo_control::SKETCH_CHUNK) {
+        let (f, len) = loxo_control::build_sketch(
+            MAC,
+            epoch,
+            offset as u32,
+            n as u32,
+            chunk,
+            &CONTROL_KEY,
+            link.nonce,
+        );
         transmit(nic, &f[..len]);
         offset += chunk.len();
     }
@@ -244,7 +358,7 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
 }
 
 /// Logs the final report, tells the host the verdict and exits QEMU with it.
-fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &FlowMonitor, sent: u32) -> ! {
+fn finish(nic: &mut Lan9118<Mmio>, link: &Link, t: &Totals, monitor: &FlowMonitor, sent: u32) -> ! {
     nic.update_drop_counter();
     let rx = nic.stats();
     let ok = t.frames == sent
@@ -252,13 +366,14 @@ fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &FlowMonitor, sent: u32)
         && rx.errors == 0
         && rx.overruns == 0;
     defmt::info!(
-        "final: frames={=u32} sent={=u32} bytes={=u64} monitor_frames={=u64} malformed={=u64} control={=u32}",
+        "final: frames={=u32} sent={=u32} bytes={=u64} monitor_frames={=u64} malformed={=u64} control={=u32} control_rejected={=u32}",
         t.frames,
         sent,
         t.bytes,
         t.monitor_frames,
         t.malformed,
-        t.control
+        t.control,
+        link.guard.rejected
     );
     defmt::info!(
         "nic: rx_errors={=u32} oversized={=u32} overruns={=u32}",
@@ -285,22 +400,17 @@ fn finish(nic: &mut Lan9118<Mmio>, t: &Totals, monitor: &FlowMonitor, sent: u32)
         stack,
         static_ram + stack
     );
-    send(nic, proto::OP_DONE, 0, t.frames, u32::from(!ok));
-    defmt::info!("verdict: {}", if ok { "ok" } else { "MISMATCH" });
-    exit(u8::from(!ok));
-}
-
-fn send(nic: &mut Lan9118<Mmio>, op: u8, seq: u32, value: u32, extra: u32) {
-    let f = proto::build(
-        MAC,
+    link.send(
+        nic,
         Control {
-            op,
-            seq,
-            value,
-            extra,
+            op: loxo_control::OP_DONE,
+            seq: 0,
+            value: t.frames,
+            extra: u32::from(!ok),
         },
     );
-    transmit(nic, &f);
+    defmt::info!("verdict: {}", if ok { "ok" } else { "MISMATCH" });
+    exit(u8::from(!ok));
 }
 
 fn transmit(nic: &mut Lan9118<Mmio>, frame: &[u8]) {

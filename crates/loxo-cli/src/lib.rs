@@ -3,6 +3,7 @@
 
 pub mod eval;
 pub mod exact;
+pub mod key;
 pub mod resp;
 pub mod sketch;
 pub mod trace;

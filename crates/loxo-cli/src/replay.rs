@@ -2,10 +2,12 @@
 //! QEMU's UDP-socket netdev (one datagram = one frame), paced by the
 //! firmware's acknowledgements so its RX FIFO never overflows.
 //!
-//! Protocol (control frames of EtherType 0x88B5, see `firmware/src/proto.rs`):
-//! wait for READY, send a batch, SYNC(seq), wait ACK(seq); at the end send
-//! END(frames sent) and wait for DONE, whose verdict becomes the exit code.
-//! Every wait has a timeout: the command never hangs.
+//! Protocol (control frames of EtherType 0x88B5, crate `loxo-control`): wait for
+//! READY (which announces the firmware's boot nonce), send a batch, SYNC(seq), wait
+//! ACK(seq); at the end send END(frames sent) and wait for DONE, whose verdict
+//! becomes the exit code. Every control frame, both ways, carries a SipHash tag under
+//! the key given with `--control-key` and that nonce; frames with a bad tag are
+//! counted and ignored. Every wait has a timeout: the command never hangs.
 //!
 //! With `--sketch-dir DIR`, the SKETCH frames the firmware sends at each epoch end
 //! (its distinct-flow `Hll<14>` in the loxo wire format, in ordered chunks: `seq` =
@@ -25,14 +27,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use pcap_file::pcap::PcapReader;
 
-/// EtherType of the control frames (IEEE 802 local experimental 1).
-const ETHERTYPE: u16 = 0x88B5;
-const OP_READY: u8 = 1;
-const OP_SYNC: u8 = 2;
-const OP_ACK: u8 = 3;
-const OP_END: u8 = 4;
-const OP_DONE: u8 = 5;
-const OP_SKETCH: u8 = 6;
+use loxo_control::{Control, OP_ACK, OP_DONE, OP_END, OP_READY, OP_SKETCH, OP_SYNC};
+use loxo_core::Seed;
+
 /// Source address of the host's control frames (locally administered).
 const HOST_MAC: [u8; 6] = [0x02, 0x4C, 0x4F, 0x58, 0x4F, 0x02];
 /// The LAN9118 model takes frames of 14..2048 bytes and drops others silently.
@@ -70,6 +67,11 @@ pub(crate) struct Args {
     /// (`epoch-<n>.loxo`, loxo wire format).
     #[arg(long, value_name = "DIR")]
     pub sketch_dir: Option<PathBuf>,
+    /// The control channel's key: 32 hex digits, or a file holding them (the
+    /// firmware's build-time `LOXO_CONTROL_KEY`; `cargo xtask demo` keeps it in
+    /// `out/control.key`).
+    #[arg(long, value_name = "HEX|FILE")]
+    pub control_key: String,
 }
 
 /// Reassembles SKETCH frames into files.
@@ -85,10 +87,7 @@ struct Sketches {
 impl Sketches {
     fn chunk(&mut self, frame: &[u8], c: &Control) {
         let Some(dir) = self.dir.clone() else { return };
-        let len = frame
-            .get(30..32)
-            .map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
-        let Some(data) = frame.get(32..32 + len) else {
+        let Some(data) = loxo_control::sketch_chunk(frame) else {
             self.fail(format!("SKETCH frame of epoch {} cut short", c.seq));
             return;
         };
@@ -125,47 +124,16 @@ impl Sketches {
     }
 }
 
-/// A decoded control frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Control {
-    op: u8,
-    seq: u32,
-    value: u32,
-    extra: u32,
-}
-
-fn parse_control(frame: &[u8]) -> Option<Control> {
-    let f = frame.get(..30)?;
-    if u16::from_be_bytes([f[12], f[13]]) != ETHERTYPE || &f[14..16] != b"LX" {
-        return None;
-    }
-    let word = |i: usize| u32::from_le_bytes([f[i], f[i + 1], f[i + 2], f[i + 3]]);
-    Some(Control {
-        op: f[16],
-        seq: word(18),
-        value: word(22),
-        extra: word(26),
-    })
-}
-
-fn build_control(c: Control) -> [u8; 60] {
-    let mut f = [0u8; 60];
-    f[..6].copy_from_slice(&[0xFF; 6]);
-    f[6..12].copy_from_slice(&HOST_MAC);
-    f[12..14].copy_from_slice(&ETHERTYPE.to_be_bytes());
-    f[14..16].copy_from_slice(b"LX");
-    f[16] = c.op;
-    f[18..22].copy_from_slice(&c.seq.to_le_bytes());
-    f[22..26].copy_from_slice(&c.value.to_le_bytes());
-    f[26..30].copy_from_slice(&c.extra.to_le_bytes());
-    f
-}
-
 /// The wire: one UDP socket talking to one QEMU NIC.
 struct Link {
     sock: UdpSocket,
     to: SocketAddr,
     sketches: RefCell<Sketches>,
+    key: Seed,
+    /// The firmware's boot nonce, from its (verified) READY.
+    nonce: std::cell::Cell<u64>,
+    /// Control frames refused (bad tag, another boot).
+    rejected: std::cell::Cell<u32>,
 }
 
 impl Link {
@@ -177,12 +145,35 @@ impl Link {
     }
 
     fn control(&self, op: u8, seq: u32, value: u32) -> anyhow::Result<()> {
-        self.send(&build_control(Control {
+        let c = Control {
             op,
             seq,
             value,
             extra: 0,
-        }))
+        };
+        self.send(&loxo_control::build(
+            HOST_MAC,
+            c,
+            &self.key,
+            self.nonce.get(),
+        ))
+    }
+
+    /// The firmware's message in `frame` if it is an authentic control frame of this
+    /// boot (a READY is checked under the nonce it announces); else counts it.
+    fn authentic(&self, frame: &[u8]) -> Option<Control> {
+        let c = loxo_control::peek(frame)?;
+        let nonce = if c.op == OP_READY {
+            c.nonce()
+        } else {
+            self.nonce.get()
+        };
+        if let Ok(c) = loxo_control::verify(frame, &self.key, nonce) {
+            Some(c)
+        } else {
+            self.rejected.set(self.rejected.get().saturating_add(1));
+            None
+        }
     }
 
     /// Waits up to `timeout` for a control frame that `want` accepts.
@@ -196,7 +187,7 @@ impl Link {
         while Instant::now() < deadline {
             match self.sock.recv_from(&mut buf) {
                 Ok((n, _)) => {
-                    if let Some(c) = parse_control(&buf[..n]) {
+                    if let Some(c) = self.authentic(&buf[..n]) {
                         if c.op == OP_SKETCH {
                             self.sketches.borrow_mut().chunk(&buf[..n], &c);
                             continue;
@@ -257,6 +248,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             dir: args.sketch_dir.clone(),
             ..Sketches::default()
         }),
+        key: loxo_cli::key::read_key(&args.control_key)?,
+        nonce: std::cell::Cell::new(0),
+        rejected: std::cell::Cell::new(0),
     };
     let timeout = Duration::from_secs(args.timeout.max(1));
 
@@ -264,14 +258,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         "loxo replay: waiting for the firmware's READY on {}",
         args.from
     );
-    if link
-        .wait(Duration::from_secs(args.ready_timeout), |c| {
-            c.op == OP_READY
-        })?
-        .is_none()
-    {
-        bail!("no READY from the firmware within {}s", args.ready_timeout);
-    }
+    let Some(ready) = link.wait(Duration::from_secs(args.ready_timeout), |c| {
+        c.op == OP_READY
+    })?
+    else {
+        bail!(
+            "no authentic READY from the firmware within {}s ({} control frames with a bad tag: is --control-key the firmware's key?)",
+            args.ready_timeout,
+            link.rejected.get()
+        );
+    };
+    link.nonce.set(ready.nonce());
 
     let (mut sent, mut skipped, mut seq) = (0u32, 0u32, 0u32);
     let (mut batch_frames, mut batch_bytes) = (0usize, 0usize);
@@ -300,15 +297,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if batch_frames > 0 {
         acked = link.sync(seq, timeout)?;
     }
-    link.control(OP_END, 0, sent)?;
+    // END comes after the last SYNC in sequence order (the firmware refuses stale ones).
+    link.control(OP_END, seq.wrapping_add(1), sent)?;
     let Some(done) = link.wait(timeout, |c| c.op == OP_DONE)? else {
         bail!("no DONE from the firmware within {}s", timeout.as_secs());
     };
     eprintln!(
         "loxo replay: sent {sent} frames ({skipped} outside the NIC's 14..2048-byte range skipped), \
-         last ack {acked}, firmware counted {}, verdict {}",
+         last ack {acked}, firmware counted {}, verdict {}, {} unauthenticated control frames ignored",
         done.value,
-        if done.extra == 0 { "ok" } else { "mismatch" }
+        if done.extra == 0 { "ok" } else { "mismatch" },
+        link.rejected.get()
     );
     let sketches = link.sketches.into_inner();
     if let Some(dir) = &args.sketch_dir {
@@ -343,20 +342,4 @@ fn report_sketches(s: &Sketches, dir: &Path) -> anyhow::Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-
-    #[test]
-    fn control_frames_round_trip_and_ignore_data() {
-        let c = Control {
-            op: OP_ACK,
-            seq: 7,
-            value: 123_456,
-            extra: 1,
-        };
-        assert_eq!(parse_control(&build_control(c)), Some(c));
-        let mut data = build_control(c);
-        data[12] = 0x08;
-        data[13] = 0x00;
-        assert_eq!(parse_control(&data), None);
-        assert_eq!(parse_control(&data[..29]), None);
-    }
 }

@@ -34,12 +34,22 @@ pub(crate) struct Args {
     /// Hide the progress bar.
     #[arg(long)]
     quiet: bool,
+    /// The hash seed: 32 hex digits or a file holding them. Default: a random seed
+    /// per run, so nobody can aim crafted flows at the run's sketches; give a seed
+    /// to reproduce a run or to merge its sketches with others.
+    #[arg(long, value_name = "HEX|FILE")]
+    seed: Option<String>,
 }
 
 /// Runs `loxo top`.
 pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let theta = Theta::parse(&a.theta).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
+    let seed = match &a.seed {
+        Some(s) => loxo_cli::key::read_key(s)?,
+        None => loxo_cli::key::random_seed(),
+    };
     let config = Config {
+        seed,
         theta,
         share_of: if a.packets {
             ShareOf::Packets
@@ -94,13 +104,14 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let memory = ev.memory_bytes();
     let results = ev.finish();
+    let fingerprint = format!("{:#018x}", seed.fingerprint());
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&to_json(&results, a, memory))?
+            serde_json::to_string_pretty(&to_json(&results, a, memory, &fingerprint))?
         );
     } else {
-        print_text(&results, a, memory);
+        print_text(&results, a, memory, &fingerprint);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -126,7 +137,12 @@ fn theta_min() -> String {
     FlowMonitor::<{ loxo_flow::DEFAULT_CANDIDATES }>::THETA_MIN.to_string()
 }
 
-fn to_json(results: &[EpochResult], a: &Args, memory: usize) -> serde_json::Value {
+fn to_json(
+    results: &[EpochResult],
+    a: &Args,
+    memory: usize,
+    fingerprint: &str,
+) -> serde_json::Value {
     let epochs: Vec<_> = results
         .iter()
         .map(|r| {
@@ -167,6 +183,8 @@ fn to_json(results: &[EpochResult], a: &Args, memory: usize) -> serde_json::Valu
         "file": a.file.display().to_string(),
         "theta": a.theta,
         "theta_min": theta_min(),
+        "seed_fingerprint": fingerprint,
+        "seed": if a.seed.is_some() { "given" } else { "random per run" },
         "share_of": if a.packets { "packets" } else { "bytes" },
         "monitor_memory_bytes": memory,
         "epochs": epochs,
@@ -186,13 +204,14 @@ fn bounds_text(b: &Bounds) -> String {
     }
 }
 
-fn print_text(results: &[EpochResult], a: &Args, memory: usize) {
+fn print_text(results: &[EpochResult], a: &Args, memory: usize, fingerprint: &str) {
     println!(
-        "{}: theta {} of {} (recall 1 guaranteed for theta > {}), monitor {memory} bytes",
+        "{}: theta {} of {} (recall 1 guaranteed for theta > {}), monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
         a.file.display(),
         a.theta,
         if a.packets { "packets" } else { "bytes" },
         theta_min(),
+        if a.seed.is_some() { "given" } else { "random per run" },
     );
     for r in results {
         let malformed: u64 = r.report.errors.iter().sum();

@@ -11,7 +11,7 @@
 //! succeeded, 1 otherwise. `--summary` also prints the report's `key=value`
 //! pairs one per line (`report.KEY=VALUE`) for scripts and tests.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -196,10 +196,19 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     ensure_tools()?;
     let root = root();
 
-    let (elf, loxo) = build_all(&root)?;
-
     let out_dir = root.join("out");
     std::fs::create_dir_all(&out_dir)?;
+    // Provisioning outside the source tree: the device seed and the control key,
+    // drawn once from the OS RNG and kept in `out/` (ignored by git).
+    let seed_file = provision(&out_dir.join("device.seed"), "LOXO_DEVICE_SEED")?;
+    let key_file = provision(&out_dir.join("control.key"), "LOXO_CONTROL_KEY")?;
+    eprintln!(
+        "xtask: device seed from {} (a demo provisioning value: a product draws its seed from its TRNG at boot), control key from {}",
+        seed_file.display(),
+        key_file.display()
+    );
+    let (elf, loxo) = build_all(&root, &seed_file, &key_file)?;
+
     let pcap = if let Some(p) = &o.pcap {
         p.clone()
     } else {
@@ -251,6 +260,8 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     replay
         .arg("replay")
         .arg(&pcap)
+        .arg("--control-key")
+        .arg(&key_file)
         .args(["--to", &format!("127.0.0.1:{nic_port}")])
         .args(["--from", &format!("127.0.0.1:{host_port}")]);
     if let Some(dir) = &o.sketch_dir {
@@ -291,16 +302,62 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Builds the firmware ELF and the `loxo` binary; returns their paths.
-fn build_all(root: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+/// 32 hex digits in a file: `path`, created from `/dev/urandom` if missing — or, if
+/// the environment variable `var` is set (a test's fixed seed, a fleet's shared
+/// one), a file next to it holding that value.
+fn provision(path: &Path, var: &str) -> anyhow::Result<PathBuf> {
+    if let Ok(v) = std::env::var(var) {
+        let v = v.trim();
+        anyhow::ensure!(
+            v.len() == 32 && v.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{var} must be 32 hex digits"
+        );
+        let p = path.with_extension("from-env");
+        std::fs::write(&p, v)?;
+        return Ok(p);
+    }
+    if !path.exists() {
+        let mut b = [0u8; 16];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut b))
+            .context("reading /dev/urandom")?;
+        let hex = b.iter().fold(String::new(), |mut s, x| {
+            let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{x:02x}"));
+            s
+        });
+        // Another run may create it at the same moment: the first writer wins.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(mut f) => f.write_all(hex.as_bytes())?,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+        }
+    }
+    Ok(path.to_path_buf())
+}
+
+/// Builds the firmware ELF (provisioned with the seed and key files) and the `loxo`
+/// binary; returns their paths.
+fn build_all(root: &Path, seed: &Path, key: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     eprintln!("xtask: building the firmware (release, thumbv7em-none-eabihf)");
     let fw_dir = root.join("firmware");
+    let read = |p: &Path| -> anyhow::Result<String> {
+        Ok(std::fs::read_to_string(p)
+            .with_context(|| format!("reading {}", p.display()))?
+            .trim()
+            .to_owned())
+    };
     check(
         Command::new(cargo())
             .args(["build", "--release"])
             .current_dir(&fw_dir)
             .env_remove("CARGO_TARGET_DIR")
             .env_remove("RUSTFLAGS")
+            .env("LOXO_DEVICE_SEED", read(seed)?)
+            .env("LOXO_CONTROL_KEY", read(key)?)
             .status()?,
         "firmware build",
     )?;
