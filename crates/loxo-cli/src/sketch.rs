@@ -145,11 +145,19 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
 /// A human-readable description of any loxo frame: the envelope, then what the
 /// kind's payload says (for HLL: estimates and fill).
 ///
+/// Every figure comes from the frame's bytes with checked arithmetic, and the
+/// payload length must be the one the frame's parameters imply
+/// ([`expected_payload_len`]), so no frame makes this panic.
+///
 /// # Errors
-/// A clear message for corrupt or truncated bytes.
+/// A clear message for corrupt or truncated bytes, parameters that contradict the
+/// payload length, or parameters outside what the kind allows.
 pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
     let frame = Frame::parse(bytes)?;
     let h = frame.header();
+    let version = bytes
+        .get(4..6)
+        .map_or(0, |v| u16::from_le_bytes([v[0], v[1]]));
     let mut out = String::new();
     writeln!(
         out,
@@ -157,7 +165,7 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         h.kind.name(),
         h.kind as u8
     )?;
-    writeln!(out, "format version:   1")?;
+    writeln!(out, "format version:   {version}")?;
     writeln!(out, "flags:            {:#04x}", h.flags)?;
     writeln!(out, "seed fingerprint: {:016x}", h.seed_fingerprint)?;
     writeln!(out, "params:           {:?}", h.params)?;
@@ -192,13 +200,82 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
             hll.memory_bytes()
         )?;
     } else {
-        describe_payload(&mut out, h.kind, h.params, frame.payload())?;
+        let p = frame.payload();
+        match expected_payload_len(h.kind, h.params, p) {
+            Ok(want) if want == p.len() as u128 => {}
+            Ok(want) => bail!(
+                "{} payload of {} bytes, its parameters {:?} say {want}",
+                h.kind.name(),
+                p.len(),
+                h.params
+            ),
+            Err(why) => bail!("{} parameters {:?}: {why}", h.kind.name(), h.params),
+        }
+        describe_payload(&mut out, h.kind, h.params, p)?;
     }
     Ok(out)
 }
 
+/// The payload length `docs/format.md` gives a non-HLL frame of `kind` with
+/// `params` (for the top-k kinds, with the entry count the payload's heap
+/// header declares), in a `u128` so that no parameters overflow it.
+///
+/// # Errors
+/// Parameters the kind does not allow (a fingerprint or counter width, a heap
+/// with more entries than its capacity, a heap header cut short).
+pub fn expected_payload_len(
+    kind: SketchKind,
+    params: [u32; 4],
+    payload: &[u8],
+) -> Result<u128, String> {
+    let [a, b, c, d] = params.map(u128::from);
+    let heap_len = |at: u128, cap: u128, key_len: u128| -> Result<u128, String> {
+        let n = usize::try_from(at)
+            .ok()
+            .and_then(|at| payload.get(at..at.checked_add(4)?))
+            .and_then(|s| s.try_into().ok())
+            .map(u32::from_le_bytes)
+            .ok_or("payload too short for its heap header")?;
+        if u128::from(n) > cap {
+            return Err(format!("{n} heap entries, capacity {cap}"));
+        }
+        Ok(at + 4 + u128::from(n) * (key_len + 20))
+    };
+    Ok(match kind {
+        SketchKind::Bloom | SketchKind::CountingBloom => 4 * a,
+        SketchKind::BlockedBloom => 64 * a,
+        SketchKind::RegisterBloom => 8 * a,
+        SketchKind::Cuckoo => {
+            if b != 8 && b != 16 {
+                return Err(format!("{b}-bit fingerprints (8 or 16)"));
+            }
+            if c != 4 {
+                return Err(format!("{c} slots per bucket (4)"));
+            }
+            4 * a * (b / 8) + 8 + 1 + 4 + b / 8
+        }
+        SketchKind::Cms | SketchKind::CmsConservative => {
+            if ![8, 16, 32, 64].contains(&c) {
+                return Err(format!("{c}-bit counters (8, 16, 32 or 64)"));
+            }
+            8 + a * b * (c / 8)
+        }
+        SketchKind::CountSketch => {
+            if c != 64 {
+                return Err(format!("{c}-bit counters (64)"));
+            }
+            8 * a * b
+        }
+        SketchKind::SpaceSaving => heap_len(8, a, b)?,
+        SketchKind::HeavyKeeper => heap_len(16 + 8 * a * b, c, d & 0xffff)?,
+        _ => return Err("no payload layout known".into()),
+    })
+}
+
 /// Reads the payload layouts of `docs/format.md` directly: a collector has no seed and
 /// no compile-time geometry, so it summarises the bytes instead of decoding into a type.
+/// `p` has the length [`expected_payload_len`] gives, so every offset below is in it;
+/// byte counts are computed in `u128` and cannot overflow.
 #[allow(clippy::too_many_lines)] // one short arm per sketch kind
 fn describe_payload(
     out: &mut String,
@@ -206,10 +283,10 @@ fn describe_payload(
     params: [u32; 4],
     p: &[u8],
 ) -> anyhow::Result<()> {
-    let [a, b, c, d] = params.map(u64::from);
+    let [a, b, c, d] = params.map(u128::from);
     let ones = |bytes: &[u8]| bytes.iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
     let u64_at = |o: usize| {
-        p.get(o..o + 8)
+        p.get(o..o.saturating_add(8))
             .and_then(|s| s.try_into().ok())
             .map_or(0, u64::from_le_bytes)
     };
@@ -221,7 +298,7 @@ fn describe_payload(
                 _ => (64 * a, format!("{a} words of 64 bits, one per key")),
             };
             let set = ones(p);
-            let fill = set as f64 / bits as f64;
+            let fill = set as f64 / bits.max(1) as f64;
             writeln!(out, "geometry:         {what} = {bits} bits, k = {b}")?;
             writeln!(
                 out,
@@ -233,7 +310,7 @@ fn describe_payload(
                 "estimated FPR:    {:.4} %",
                 100.0 * fill.powf(b as f64)
             )?;
-            if set < bits {
+            if u128::from(set) < bits && b > 0 {
                 let n = -(bits as f64 / b as f64) * (1.0 - fill).ln();
                 writeln!(
                     out,
@@ -252,7 +329,7 @@ fn describe_payload(
                 .iter()
                 .map(|x| u64::from(x & 0x0f != 0) + u64::from(x & 0xf0 != 0))
                 .sum::<u64>();
-            let fill = nonzero as f64 / cells as f64;
+            let fill = nonzero as f64 / cells.max(1) as f64;
             writeln!(out, "geometry:         {cells} 4-bit counters, k = {b}")?;
             writeln!(
                 out,
@@ -272,9 +349,9 @@ fn describe_payload(
         }
         SketchKind::Cuckoo => {
             let fp = (b / 8) as usize;
-            let slots = (4 * a) as usize;
+            let slots = 4 * a;
             let used = p
-                .get(..slots * fp)
+                .get(..usize::try_from(slots)?.saturating_mul(fp))
                 .unwrap_or(&[])
                 .chunks_exact(fp.max(1))
                 .filter(|s| s.iter().any(|&x| x != 0))
@@ -286,12 +363,12 @@ fn describe_payload(
             writeln!(
                 out,
                 "fill:             {used}/{slots} slots ({:.2} % load)",
-                100.0 * used as f64 / slots as f64
+                100.0 * used as f64 / slots.max(1) as f64
             )?;
             writeln!(
                 out,
                 "memory:           {} bytes of buckets on a device",
-                slots * fp
+                slots * b / 8
             )?;
         }
         SketchKind::Cms | SketchKind::CmsConservative => {
@@ -300,7 +377,7 @@ fn describe_payload(
                 out,
                 "total:            {} (ε·N bound {:.1})",
                 u64_at(0),
-                std::f64::consts::E / a as f64 * u64_at(0) as f64
+                std::f64::consts::E / a.max(1) as f64 * u64_at(0) as f64
             )?;
             writeln!(
                 out,
@@ -321,35 +398,38 @@ fn describe_payload(
         }
         SketchKind::SpaceSaving | SketchKind::HeavyKeeper => {
             let (heap_at, cap, key_len) = if kind == SketchKind::SpaceSaving {
-                (8, a, b as usize)
+                (8, a, b)
             } else {
-                (16 + 8 * (a * b) as usize, c, d as usize)
+                (16 + 8 * a * b, c, d & 0xffff)
             };
             if kind == SketchKind::HeavyKeeper {
                 writeln!(
                     out,
-                    "geometry:         {b} rows × {a} buckets, top {c}, {d}-byte keys"
+                    "geometry:         {b} rows × {a} buckets, top {c}, {key_len}-byte keys, decay base {:.2}",
+                    (d >> 16) as f64 / 100.0
                 )?;
             } else {
                 writeln!(out, "geometry:         top {a}, {b}-byte keys")?;
             }
+            let heap_at = usize::try_from(heap_at)?;
+            let key_len = usize::try_from(key_len)?;
             let n = p
-                .get(heap_at..heap_at + 4)
+                .get(heap_at..heap_at.saturating_add(4))
                 .and_then(|s| s.try_into().ok())
                 .map_or(0, u32::from_le_bytes);
             writeln!(out, "total:            {}", u64_at(0))?;
             writeln!(out, "entries:          {n}/{cap} monitored keys")?;
             let mut counts: Vec<(u64, u64)> = p
-                .get(heap_at + 4..)
+                .get(heap_at.saturating_add(4)..)
                 .unwrap_or(&[])
-                .chunks_exact(key_len + 20)
+                .chunks_exact(key_len.saturating_add(20))
                 .map(|r| {
                     let at = |o: usize| {
-                        r.get(o..o + 8)
+                        r.get(o..o.saturating_add(8))
                             .and_then(|s| s.try_into().ok())
                             .map_or(0, u64::from_le_bytes)
                     };
-                    (at(key_len), at(key_len + 8))
+                    (at(key_len), at(key_len.saturating_add(8)))
                 })
                 .collect();
             counts.sort_unstable_by(|x, y| y.cmp(x));
@@ -362,7 +442,7 @@ fn describe_payload(
             writeln!(
                 out,
                 "memory:           ≈ {} bytes on a device",
-                buckets + cap * (key_len as u64 + 28)
+                buckets + cap * (key_len as u128 + 28)
             )?;
             for (i, (count, error)) in counts.iter().take(5).enumerate() {
                 writeln!(
