@@ -56,7 +56,7 @@ fn huge_parameters_are_an_error_not_an_overflow() {
         (SketchKind::Cms, [m, m, 64, 0]),
         (SketchKind::CmsConservative, [m, m, 32, 0]),
         (SketchKind::CountSketch, [m, m, 64, 0]),
-        (SketchKind::HeavyKeeper, [m, m, 4, 38 | 108 << 16]),
+        (SketchKind::HeavyKeeper, [m, m, 4, 38 + (108 << 16)]),
         (SketchKind::HeavyKeeper, [1, 1, m, m]),
         (SketchKind::SpaceSaving, [m, m, 0, 0]),
         (SketchKind::Cuckoo, [m, 16, 4, 0]),
@@ -133,7 +133,7 @@ fn heap_headers_are_checked_against_capacity_and_length() {
     // HeavyKeeper: the heap header past the payload's end.
     refused(
         SketchKind::HeavyKeeper,
-        [16, 2, 4, 38 | 108 << 16],
+        [16, 2, 4, 38 + (108 << 16)],
         &[0; 16],
     );
     // Unknown fingerprint and counter widths.
