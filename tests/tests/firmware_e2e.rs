@@ -99,6 +99,11 @@ fn firmware_monitors_a_100k_trace_like_loxo_top() {
         ])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", tmp.join("target"))
+        // A fixed test provisioning: the instruction count depends (a little) on
+        // the seed, and the cost assertion below must be deterministic. Devices get
+        // random ones (`firmware/build.rs`, `out/device.seed`).
+        .env("LOXO_DEVICE_SEED", "0123456789abcdef0f1e2d3c4b5a6978")
+        .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

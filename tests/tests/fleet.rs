@@ -91,7 +91,11 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
             .args(["--timeout", "600", "--sketch-dir"])
             .arg(&dir)
             .current_dir(root)
-            .env("CARGO_TARGET_DIR", &target));
+            .env("CARGO_TARGET_DIR", &target)
+            // A fleet whose sketches are merged shares one seed, provisioned like
+            // any other secret: here both "devices" get the same test value.
+            .env("LOXO_DEVICE_SEED", "f1ee7f1ee7f1ee7f0123456789abcdef")
+            .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff"));
         // One sketch per epoch, each within 4σ of that epoch's flows. The epochs
         // hold ~3 950 and ~1 380 flows in m = 16 384 registers (t = n/m ≈ 0.24 and
         // 0.08, linear counting's regime): σ = 0.57 % and 0.56 % by the delta method

@@ -203,7 +203,32 @@ fn reset_forgets_and_halve_ages() {
         m.end_epoch(&mut r);
         let carried = r.elephants.iter().find(|e| e.key == top_key);
         match policy {
-            EpochPolicy::Reset => assert!(carried.is_none(), "{carried:?}"),
+            EpochPolicy::Reset => {
+                assert!(carried.is_none(), "{carried:?}");
+                // Forgotten means every figure is epoch 1's alone: totals, and every
+                // listed flow's certain bounds around its epoch-1 bytes.
+                let exact1 = Exact::from_truth(epoch1.iter().map(|(_, t)| t));
+                assert_eq!(
+                    (r.packets, r.bytes),
+                    (exact1.total.packets, exact1.total.bytes)
+                );
+                for e in &r.elephants {
+                    let c = exact1.flows.get(&e.key).copied().unwrap_or_default();
+                    assert!(e.bytes.contains(c.bytes), "{e:?} vs epoch 1's {c:?}");
+                }
+                let dev = check_estimate(
+                    r.distinct_flows as f64,
+                    exact1.flows.len() as u64,
+                    FLOWS_P,
+                    4.0,
+                )
+                .unwrap();
+                println!(
+                    "Reset, epoch 1: distinct flows {} of {} ({dev:+.2}σ)",
+                    r.distinct_flows,
+                    exact1.flows.len()
+                );
+            }
             EpochPolicy::Halve => {
                 let c = carried.expect("halved heavy flow still an elephant");
                 // Halving floors count and error separately: the lower bound moves to

@@ -200,3 +200,75 @@ fn inspect_reads_every_golden_file() {
     }
     assert_eq!(seen, 14, "one golden file per kind and variant");
 }
+
+/// `inspect` describes each golden file as what it is: the kind the file holds and,
+/// for the two top-k summaries (the types of `tests/tests/golden_cms.rs`:
+/// `SpaceSaving<u32, 8>` and `HeavyKeeper<16, 2, 4, FlowKey>`, both full), their
+/// geometry, key size, entry count, one `top i:` line per entry (up to 5) and a
+/// memory estimate within a factor 2 of the type's size.
+///
+/// (Before `loxo inspect` read HeavyKeeper's fourth parameter as `L | B << 16` it
+/// printed "7077926-byte keys", "memory ≈ 28312072 bytes" and no entry, and the
+/// test above, which only looks for `kind:` and `memory:`, passed.)
+#[test]
+fn inspect_describes_each_golden_file() {
+    use loxo_cms::{HeavyKeeper, SpaceSaving};
+    use loxo_flow::FlowKey;
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden");
+    let mut failures = Vec::new();
+    for entry in std::fs::read_dir(&golden).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let kind = if name.starts_with("hll") {
+            "hll".to_string()
+        } else {
+            name.replace('_', "-")
+        };
+        let out = stdout(&loxo(&["inspect", s(&path)]));
+        let kind_line = out.lines().find(|l| l.starts_with("kind:")).unwrap_or("");
+        if kind_line.split_whitespace().nth(1) != Some(kind.as_str()) {
+            failures.push(format!("{name}: {kind_line:?}, expected kind {kind}"));
+        }
+    }
+    for (file, geometry, entries, memory) in [
+        (
+            "space_saving.bin",
+            "geometry:         top 8, 4-byte keys",
+            8,
+            core::mem::size_of::<SpaceSaving<u32, 8>>(),
+        ),
+        (
+            "heavy_keeper.bin",
+            "geometry:         2 rows × 16 buckets, top 4, 38-byte keys",
+            4,
+            core::mem::size_of::<HeavyKeeper<16, 2, 4, FlowKey>>(),
+        ),
+    ] {
+        let out = stdout(&loxo(&["inspect", s(&golden.join(file))]));
+        if !out.contains(geometry) {
+            failures.push(format!("{file}: no {geometry:?} in\n{out}"));
+        }
+        if !out.contains(&format!("entries:          {entries}/{entries} ")) {
+            failures.push(format!("{file}: not {entries} entries in\n{out}"));
+        }
+        let tops = out.lines().filter(|l| l.starts_with("top ")).count();
+        if tops != entries.min(5) {
+            failures.push(format!("{file}: {tops} top lines in\n{out}"));
+        }
+        let printed: usize = out
+            .lines()
+            .find_map(|l| l.strip_prefix("memory:           ≈ "))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if printed > 2 * memory || 2 * printed < memory {
+            failures.push(format!(
+                "{file}: memory ≈ {printed}, the type is {memory} bytes"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
