@@ -171,13 +171,13 @@ fn cuckoo_values_behind_a_valid_crc() {
     refuse(edited(&buf, |b| b[FLAG] = 2), "victim flag 2");
     refuse(
         edited(&buf, |b| {
-            b[BUCKET..BUCKET + 4].copy_from_slice(&8u32.to_le_bytes())
+            b[BUCKET..BUCKET + 4].copy_from_slice(&8u32.to_le_bytes());
         }),
         "victim bucket out of range (B = 8)",
     );
     refuse(
         edited(&buf, |b| {
-            b[BUCKET..BUCKET + 4].copy_from_slice(&u32::MAX.to_le_bytes())
+            b[BUCKET..BUCKET + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         }),
         "victim bucket u32::MAX",
     );
@@ -233,23 +233,20 @@ proptest! {
         let mut target = Cuckoo::<8, u8>::new(SEED);
         target.insert(b"resident").unwrap();
         let before = target.clone();
-        match target.decode_into(&bad) {
-            Err(e) => {
-                prop_assert_eq!(e, DecodeError::InvalidValue);
-                prop_assert_eq!(&target, &before);
-            }
-            Ok(()) => {
-                let mut again = vec![0u8; target.encoded_len()];
-                target.encode_into(&mut again).unwrap();
-                prop_assert_eq!(&again, &bad);
-                let stored = bad[P..P + TABLE].iter().filter(|&&x| x != 0).count()
-                    + usize::from(bad[FLAG] == 1);
-                prop_assert_eq!(target.len(), stored);
-                for k in 0u32..50 {
-                    let _ = target.insert(&k.to_le_bytes());
-                    let _ = target.remove(&(k / 2).to_le_bytes());
-                    let _ = target.contains(&k.to_le_bytes());
-                }
+        if let Err(e) = target.decode_into(&bad) {
+            prop_assert_eq!(e, DecodeError::InvalidValue);
+            prop_assert_eq!(&target, &before);
+        } else {
+            let mut again = vec![0u8; target.encoded_len()];
+            target.encode_into(&mut again).unwrap();
+            prop_assert_eq!(&again, &bad);
+            let stored = bad[P..P + TABLE].iter().filter(|&&x| x != 0).count()
+                + usize::from(bad[FLAG] == 1);
+            prop_assert_eq!(target.len(), stored);
+            for k in 0u32..50 {
+                let _ = target.insert(&k.to_le_bytes());
+                let _ = target.remove(&(k / 2).to_le_bytes());
+                let _ = target.contains(&k.to_le_bytes());
             }
         }
     }
