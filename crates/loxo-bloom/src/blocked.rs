@@ -394,7 +394,7 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     /// patterns). Block loads are binomial, not Poisson: the formula is exact for `n`
     /// keys.
     ///
-    /// Cost: `64·2^K` steps — microseconds at `K = 7`, about 10 ms at `K = 16`; a test
+    /// Cost: `64·2^K` steps — microseconds at `K = 7`, about 20 ms at `K = 16`; a test
     /// and sizing aid, not for a hot path. Precision: an alternating sum of `2^K` terms,
     /// good to about 10^−11 absolute.
     #[must_use]

@@ -313,6 +313,10 @@ const fn blocked_sizing(n: u64, p: f64) -> (usize, u32) {
 /// type Seen = BlockedBloom<{ blocked_blocks(1_000_000, 0.01) }, { blocked_k(1_000_000, 0.01) }>;
 /// assert!(Seen::theoretical_fpr(1_000_000) <= 0.01);
 /// ```
+///
+/// # Panics
+/// If `p` is not in `(0, 1)` or more than `2^32 − 1` blocks would be needed — at
+/// compile time when evaluated in a type or a `const`, as intended.
 #[must_use]
 pub const fn blocked_blocks(n: u64, p: f64) -> usize {
     blocked_sizing(n, p).0
@@ -320,6 +324,9 @@ pub const fn blocked_blocks(n: u64, p: f64) -> usize {
 
 /// Probes of the [`BlockedBloom`](crate::BlockedBloom) that [`blocked_blocks`]`(n, p)`
 /// sizes: the `K` that needs the fewest blocks for rate `p`.
+///
+/// # Panics
+/// As [`blocked_blocks`].
 #[must_use]
 pub const fn blocked_k(n: u64, p: f64) -> u32 {
     blocked_sizing(n, p).1
@@ -423,6 +430,10 @@ const fn register_sizing(n: u64, p: f64) -> (usize, u32) {
 /// type Seen = RegisterBloom<{ register_words(1_000_000, 0.01) }, { register_k(1_000_000, 0.01) }>;
 /// assert!(Seen::theoretical_fpr(1_000_000) <= 0.01);
 /// ```
+///
+/// # Panics
+/// If `p` is not in `(0, 1)` or more than `2^32 − 1` words would be needed — at
+/// compile time when evaluated in a type or a `const`, as intended.
 #[must_use]
 pub const fn register_words(n: u64, p: f64) -> usize {
     register_sizing(n, p).0
@@ -430,6 +441,9 @@ pub const fn register_words(n: u64, p: f64) -> usize {
 
 /// Bits per key of the [`RegisterBloom`](crate::RegisterBloom) that
 /// [`register_words`]`(n, p)` sizes: the `K` (`1..=10`) that needs the fewest words.
+///
+/// # Panics
+/// As [`register_words`].
 #[must_use]
 pub const fn register_k(n: u64, p: f64) -> u32 {
     register_sizing(n, p).1
