@@ -210,9 +210,11 @@ impl Link {
 
     /// Ends batch `seq` and waits for its ACK, re-sending the SYNC a few
     /// times in case it was the frame that got lost.
-    fn sync(&self, seq: u32, timeout: Duration) -> anyhow::Result<u32> {
+    /// `sent` (frames sent so far) lets the firmware see frames lost before it
+    /// (a full RX FIFO drops them silently under QEMU: `overruns` stays 0).
+    fn sync(&self, seq: u32, sent: u32, timeout: Duration) -> anyhow::Result<u32> {
         for _ in 0..3 {
-            self.control(OP_SYNC, seq, 0)?;
+            self.control(OP_SYNC, seq, sent)?;
             if let Some(ack) = self.wait(timeout / 3, |c| c.op == OP_ACK && c.seq == seq)? {
                 return Ok(ack.value);
             }
@@ -284,7 +286,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         let cost = frame.len() + FIFO_OVERHEAD;
         if batch_frames + 1 > args.batch_frames || batch_bytes + cost > args.batch_bytes {
-            acked = link.sync(seq, timeout)?;
+            acked = link.sync(seq, sent, timeout)?;
             seq = seq.wrapping_add(1);
             batch_frames = 0;
             batch_bytes = 0;
@@ -295,7 +297,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         batch_bytes += cost;
     }
     if batch_frames > 0 {
-        acked = link.sync(seq, timeout)?;
+        acked = link.sync(seq, sent, timeout)?;
     }
     // END comes after the last SYNC in sequence order (the firmware refuses stale ones).
     link.control(OP_END, seq.wrapping_add(1), sent)?;

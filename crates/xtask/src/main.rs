@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 const USAGE: &str =
-    "usage: cargo xtask demo [--frames N] [--seed N] [--pcap FILE] [--sketch-dir DIR] [--icount] [--timeout SECS] [--summary]";
+    "usage: cargo xtask demo [--frames N] [--seed N] [--pcap FILE] [--sketch-dir DIR] [--icount] [--timeout SECS] [--summary] [--batch-bytes N]";
 
 #[derive(Debug)]
 struct Opts {
@@ -31,6 +31,8 @@ struct Opts {
     icount: bool,
     timeout: u64,
     summary: bool,
+    /// `loxo replay --batch-bytes` (None: replay's default, which fits the RX FIFO).
+    batch_bytes: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -66,6 +68,7 @@ fn run() -> anyhow::Result<ExitCode> {
         icount: false,
         timeout: 600,
         summary: false,
+        batch_bytes: None,
     };
     while let Some(a) = args.next() {
         let mut val = || {
@@ -80,6 +83,7 @@ fn run() -> anyhow::Result<ExitCode> {
             "--timeout" => o.timeout = val()?.parse().context("--timeout")?,
             "--icount" => o.icount = true,
             "--summary" => o.summary = true,
+            "--batch-bytes" => o.batch_bytes = Some(val()?.parse().context("--batch-bytes")?),
             _ => bail!("unknown option {a}\n{USAGE}"),
         }
     }
@@ -266,6 +270,9 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
         .args(["--from", &format!("127.0.0.1:{host_port}")]);
     if let Some(dir) = &o.sketch_dir {
         replay.arg("--sketch-dir").arg(dir);
+    }
+    if let Some(b) = o.batch_bytes {
+        replay.args(["--batch-bytes", &b.to_string()]);
     }
     let mut replay = Guard(
         replay.spawn().context("starting loxo replay")?,
