@@ -74,7 +74,7 @@ fn key_bytes(line: &str) -> Vec<u8> {
 }
 
 #[test]
-fn firmware_monitors_a_100k_trace_like_loxo_top() {
+fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e");
     std::fs::create_dir_all(&tmp).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
