@@ -1,5 +1,6 @@
-//! Any bytes into `Hll::decode_into` (seed-checked and any-seed) at two precisions:
-//! never a panic; a failed decode leaves the target unchanged; an accepted frame
+//! Any bytes into `Hll::decode_into` (seed-checked and any-seed) at two precisions,
+//! as they are and re-signed (length field and CRC recomputed, so mutations reach
+//! the payload checks): never a panic; a failed decode leaves the target unchanged; an accepted frame
 //! re-encodes to a frame that decodes to the same sketch.
 #![no_main]
 
@@ -33,7 +34,10 @@ where
     let _ = any.decode_into_any_seed(data);
 }
 
-fuzz_target!(|data: &[u8]| {
-    check::<10>(data);
-    check::<14>(data);
+fuzz_target!(|raw: &[u8]| {
+    let signed = loxo_fuzz::resign(raw);
+    for data in [raw, &signed[..]] {
+        check::<10>(data);
+        check::<14>(data);
+    }
 });
