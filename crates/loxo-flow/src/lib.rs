@@ -1,8 +1,9 @@
 //! Ethernet/IP frame parsing into flow keys and an elephant-flow monitor composed from loxo
 //! sketches, `no_std`, no allocation.
 //!
-//! Data path: frame → [`parse_frame`] → [`FlowKey`] (canonical 13/37 bytes) → one
-//! `Seed::hash` → the family sketches.
+//! Data path: frame → [`parse_frame`] (or [`parse_frame_captured`] for a capture's
+//! record) → [`FlowKey`] (canonical 13/37 bytes) → one `Seed::hash` → the family
+//! sketches.
 //!
 //! # Key rules
 //! The exact-count tools (`loxo top`) and the tests follow the same rules:
@@ -16,7 +17,15 @@
 //! - ICMP (1) / ICMPv6 (58): source port = type, destination port = code; other
 //!   protocols than TCP/UDP/SCTP/ICMP: ports 0;
 //! - the transport header must fit in the length the IP header declares (padding ignored);
-//! - a frame's byte weight is its captured length.
+//! - a frame's byte weight is its length on the wire (without FCS). [`parse_frame`] takes
+//!   a whole frame, whose length that is. A capture cut to a snap length (`tcpdump -s N`)
+//!   holds only a frame's first bytes and its original length:
+//!   [`parse_frame_captured`]`(captured, wire_len)` reads the headers from the captured
+//!   bytes only, checks the IP total / payload length (and every other length) against
+//!   `wire_len` and weighs the flow `wire_len` bytes — the outcome [`parse_frame`] gives
+//!   the whole frame. A header the key needs that lies past the captured bytes is
+//!   [`CapturedError::Snapped`], its own outcome: never a guess, never a malformed frame.
+//!   A `wire_len` below the captured length is taken as the captured length.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -30,6 +39,8 @@ pub use monitor::{
     Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,
     NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
 };
-pub use parse::{parse_frame, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
+pub use parse::{
+    parse_frame, parse_frame_captured, CapturedError, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS,
+};
 pub use theta::{Theta, ThetaError};
 mod monitor;
