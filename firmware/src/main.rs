@@ -63,13 +63,26 @@ static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
 /// boot; QEMU's mps2-an386 has no TRNG, so the build host's entropy stands in.
 /// Devices whose sketches are merged must share it (provision the same value).
 const SEED: loxo_core::Seed = DEVICE_SEED;
-/// θ = 1 % of an epoch's bytes, epochs of [`EPOCH_FRAMES`] frames.
+/// An elephant also carries at least this many bytes in its epoch
+/// (`Config::min_volume`). θ is a share of the epoch's *IP* bytes: under garbage
+/// traffic, where IP is a fraction of a percent of the frames, a handful of one-frame
+/// flows each held several percent of that tiny total and every epoch lit the LED with
+/// dozens of "elephants". 8 KiB is more than 4 frames of the largest size the NIC
+/// takes (4 × 2 047 B), so a flow of a few frames is never an elephant, and less than θ
+/// of the smallest full epoch ([`EPOCH_FRAMES`] minimum-size 60-byte frames:
+/// 9 830 B), so it never drops a flow at θ of a full epoch of IP traffic (the demo
+/// trace's elephants hold ≥ 110 KB per full epoch, ≥ 11 KB in its last, partial one).
+const MIN_VOLUME: u64 = 8 * 1024;
+const _: () = assert!(MIN_VOLUME > 4 * 2_047 && MIN_VOLUME < EPOCH_FRAMES as u64 * 60 / 100);
+/// θ = 1 % of an epoch's bytes and at least [`MIN_VOLUME`], epochs of [`EPOCH_FRAMES`]
+/// frames.
 const CONFIG: Config = Config {
     seed: SEED,
     theta: match Theta::new(1, 100) {
         Some(t) => t,
         None => panic!("1/100 is a valid threshold"),
     },
+    min_volume: MIN_VOLUME,
     share_of: ShareOf::Bytes,
     epoch_packets: EPOCH_FRAMES,
     policy: EpochPolicy::Reset,
