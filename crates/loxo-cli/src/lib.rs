@@ -1,6 +1,7 @@
 //! Library side of the `loxo` host tool: the seeded trace generator and the exact flow
 //! counter, shared by `loxo gen` / `loxo top` and the tests.
 
+pub mod capture;
 pub mod eval;
 pub mod exact;
 pub mod key;

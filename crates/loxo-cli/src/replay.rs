@@ -1,6 +1,14 @@
-//! `loxo replay`: send a pcap's Ethernet frames to the firmware's NIC through
+//! `loxo replay`: send a capture's frames to the firmware's NIC through
 //! QEMU's UDP-socket netdev (one datagram = one frame), paced by the
 //! firmware's acknowledgements so its RX FIFO never overflows.
+//!
+//! The capture is read like `loxo top` reads it (`loxo_cli::capture`): pcap or pcapng,
+//! any snap length, every link type it reads turned into Ethernet II. A frame the snap
+//! length cut is sent at its wire length, zeros past the captured bytes, so the
+//! firmware weighs it and checks its IP lengths as `loxo top` does (the crate's
+//! snap-length rule) — unless its headers were cut: it is not sent, and counted. A bad
+//! or truncated record ends the replay there: the frames before it are sent and closed
+//! with END as usual, then a warning and a non-zero exit.
 //!
 //! Protocol (control frames of EtherType 0x88B5, crate `loxo-control`): wait for
 //! READY (which announces the firmware's boot nonce), send a batch, SYNC(seq), wait
@@ -25,7 +33,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use pcap_file::pcap::PcapReader;
+use loxo_cli::capture::{self, CaptureReader};
+use loxo_flow::CapturedError;
 
 use loxo_control::{Control, OP_ACK, OP_DONE, OP_END, OP_READY, OP_SKETCH, OP_SYNC};
 use loxo_core::Seed;
@@ -42,7 +51,8 @@ const FIFO_OVERHEAD: usize = 8;
 /// Options of `loxo replay`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The capture to replay (classic pcap, Ethernet link type).
+    /// The capture to replay (pcap or pcapng, any snap length; Ethernet, raw IP,
+    /// Linux cooked or BSD loopback link types, sent as Ethernet frames).
     pub file: PathBuf,
     /// The UDP address QEMU's NIC listens on (its netdev's local address).
     #[arg(long)]
@@ -226,6 +236,73 @@ impl Link {
     }
 }
 
+/// What a replay sent.
+#[derive(Debug, Default)]
+struct Replayed {
+    /// Frames sent.
+    sent: u32,
+    /// Records skipped: outside the NIC's frame sizes.
+    skipped: u32,
+    /// Records skipped: headers cut by the snap length.
+    snapped: u32,
+    /// The last batch's sequence number.
+    seq: u32,
+    /// The firmware's frame count in the last ACK.
+    acked: u32,
+}
+
+/// Sends the capture's frames in acknowledged batches (the last one acknowledged too);
+/// returns the capture error that stopped it early, if any.
+fn send_capture<R: std::io::Read>(
+    capture: &mut CaptureReader<R>,
+    link: &Link,
+    args: &Args,
+    timeout: Duration,
+    r: &mut Replayed,
+) -> anyhow::Result<Option<capture::CaptureError>> {
+    let (mut batch_frames, mut batch_bytes) = (0usize, 0usize);
+    let (mut scratch, mut whole) = (Vec::new(), Vec::new());
+    let stopped = loop {
+        let record = match capture.next_record() {
+            None => break None,
+            Some(Err(e)) => break Some(e),
+            Some(Ok(r)) => r,
+        };
+        let f = record.frame(&mut scratch);
+        if !(NIC_MIN..=NIC_MAX).contains(&f.wire_len) {
+            // The NIC would drop it without a trace; not sending keeps the
+            // frame count exact, and the summary says how many.
+            r.skipped += 1;
+            continue;
+        }
+        if !f.is_whole()
+            && matches!(
+                loxo_flow::parse_frame_captured(f.captured, f.wire_len),
+                Err(CapturedError::Snapped { .. })
+            )
+        {
+            r.snapped += 1;
+            continue;
+        }
+        let frame = capture::padded(f, &mut whole);
+        let cost = frame.len() + FIFO_OVERHEAD;
+        if batch_frames + 1 > args.batch_frames || batch_bytes + cost > args.batch_bytes {
+            r.acked = link.sync(r.seq, r.sent, timeout)?;
+            r.seq = r.seq.wrapping_add(1);
+            batch_frames = 0;
+            batch_bytes = 0;
+        }
+        link.send(frame)?;
+        r.sent += 1;
+        batch_frames += 1;
+        batch_bytes += cost;
+    };
+    if batch_frames > 0 {
+        r.acked = link.sync(r.seq, r.sent, timeout)?;
+    }
+    Ok(stopped)
+}
+
 /// Runs `loxo replay`.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if !args.to.ip().is_loopback() || !args.from.ip().is_loopback() {
@@ -236,8 +313,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let file =
         File::open(&args.file).with_context(|| format!("opening {}", args.file.display()))?;
-    let mut pcap = PcapReader::new(BufReader::new(file))
-        .with_context(|| format!("reading the pcap header of {}", args.file.display()))?;
+    let mut capture = CaptureReader::new(BufReader::new(file))
+        .with_context(|| format!("{}", args.file.display()))?;
     let sock = UdpSocket::bind(args.from).with_context(|| format!("binding {}", args.from))?;
     sock.set_read_timeout(Some(Duration::from_millis(100)))?;
     if let Some(dir) = &args.sketch_dir {
@@ -272,40 +349,23 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     link.nonce.set(ready.nonce());
 
-    let (mut sent, mut skipped, mut seq) = (0u32, 0u32, 0u32);
-    let (mut batch_frames, mut batch_bytes) = (0usize, 0usize);
-    let mut acked = 0u32;
-    while let Some(pkt) = pcap.next_packet() {
-        let pkt = pkt.context("reading a pcap record")?;
-        let frame: &[u8] = &pkt.data;
-        if !(NIC_MIN..=NIC_MAX).contains(&frame.len()) {
-            // The NIC would drop it without a trace; not sending keeps the
-            // frame count exact, and the summary says how many.
-            skipped += 1;
-            continue;
-        }
-        let cost = frame.len() + FIFO_OVERHEAD;
-        if batch_frames + 1 > args.batch_frames || batch_bytes + cost > args.batch_bytes {
-            acked = link.sync(seq, sent, timeout)?;
-            seq = seq.wrapping_add(1);
-            batch_frames = 0;
-            batch_bytes = 0;
-        }
-        link.send(frame)?;
-        sent += 1;
-        batch_frames += 1;
-        batch_bytes += cost;
-    }
-    if batch_frames > 0 {
-        acked = link.sync(seq, sent, timeout)?;
-    }
+    let mut r = Replayed::default();
+    let stopped = send_capture(&mut capture, &link, args, timeout, &mut r)?;
+    let Replayed {
+        sent,
+        skipped,
+        snapped,
+        seq,
+        acked,
+    } = r;
     // END comes after the last SYNC in sequence order (the firmware refuses stale ones).
     link.control(OP_END, seq.wrapping_add(1), sent)?;
     let Some(done) = link.wait(timeout, |c| c.op == OP_DONE)? else {
         bail!("no DONE from the firmware within {}s", timeout.as_secs());
     };
     eprintln!(
-        "loxo replay: sent {sent} frames ({skipped} outside the NIC's 14..2048-byte range skipped), \
+        "loxo replay: sent {sent} frames ({skipped} outside the NIC's 14..2048-byte range skipped, \
+         {snapped} with headers cut by the snap length not sent), \
          last ack {acked}, firmware counted {}, verdict {}, {} unauthenticated control frames ignored",
         done.value,
         if done.extra == 0 { "ok" } else { "mismatch" },
@@ -315,11 +375,20 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.sketch_dir {
         report_sketches(&sketches, dir)?;
     }
-    Ok(if done.extra == 0 && done.value == sent {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    if let Some(e) = &stopped {
+        eprintln!(
+            "loxo replay: warning: {}: {e}; replayed the {} records before it",
+            args.file.display(),
+            capture.records()
+        );
+    }
+    Ok(
+        if done.extra == 0 && done.value == sent && stopped.is_none() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
 }
 
 fn report_sketches(s: &Sketches, dir: &Path) -> anyhow::Result<()> {
@@ -338,10 +407,4 @@ fn report_sketches(s: &Sketches, dir: &Path) -> anyhow::Result<()> {
         dir.display()
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
 }

@@ -1,22 +1,32 @@
 //! `loxo top`: elephants of a capture, estimated by `FlowMonitor`, next to exact figures.
+//!
+//! The capture is read by `loxo_cli::capture` (pcap or pcapng, any snap length, link
+//! types turned into Ethernet). The evaluator (monitor and exact counter) takes whole
+//! frames, so a frame the snap length cut is given to it at its wire length, zeros past
+//! the captured bytes (`capture::padded`: the outcome and weight
+//! `loxo_flow::parse_frame_captured` gives it); a frame whose headers were cut is not
+//! given to it at all but counted apart, per epoch ("cut by the snap length", `snapped`
+//! in JSON), so it is in no epoch's `frames` and does not advance `--epoch`. A bad or
+//! truncated record ends the reading: the results of the records before it are
+//! printed, then a warning, and the exit code is 1.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use loxo_cli::capture::{self, CaptureError, CaptureReader, Format};
 use loxo_cli::eval::{EpochResult, Evaluator};
-use loxo_flow::{Bounds, Config, FlowMonitor, ParseError, ShareOf, Theta};
-use pcap_file::pcap::PcapReader;
-use pcap_file::pcapng::{Block, PcapNgReader};
+use loxo_flow::{Bounds, CapturedError, Config, FlowMonitor, ParseError, ShareOf, Theta};
 use serde_json::json;
 
 /// Options of `loxo top`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Capture to read (pcap or pcapng, detected from the magic number).
+    /// Capture to read (pcap or pcapng, detected from the magic number; any snap
+    /// length; Ethernet, raw IP, Linux cooked or BSD loopback link types).
     file: PathBuf,
     /// Elephant threshold θ as a share of the epoch (inclusive, exact): a decimal
     /// (0.01), a percentage (1%) or a fraction (1/100).
@@ -25,6 +35,12 @@ pub(crate) struct Args {
     /// Measure shares in packets instead of bytes.
     #[arg(long)]
     packets: bool,
+    /// Minimum volume of an elephant in its epoch, in the ranking measure (bytes, or
+    /// packets with --packets): a flow must hold θ of the epoch and at least this much
+    /// (0: θ alone). Keeps a few frames from being elephants when an epoch has almost
+    /// no IP traffic.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    min_volume: u64,
     /// Close an epoch every N frames (0: the whole capture is one epoch).
     #[arg(long, default_value_t = 0)]
     epoch: u32,
@@ -51,6 +67,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let config = Config {
         seed,
         theta,
+        min_volume: a.min_volume,
         share_of: if a.packets {
             ShareOf::Packets
         } else {
@@ -74,46 +91,98 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         );
         b
     };
-    let mut input = BufReader::new(bar.wrap_read(file));
-    let mut magic = [0u8; 4];
-    input
-        .read_exact(&mut magic)
-        .with_context(|| format!("{name}: too short to be a capture"))?;
-    let input = std::io::Cursor::new(magic).chain(input);
+    let mut reader = CaptureReader::new(BufReader::new(bar.wrap_read(file)))
+        .with_context(|| format!("{name}"))?;
+    let format = reader.format();
     let mut ev = Evaluator::new(config);
-    if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
-        let mut r =
-            PcapNgReader::new(input).with_context(|| format!("{name}: not a valid pcapng file"))?;
-        while let Some(block) = r.next_block() {
-            match block.with_context(|| format!("{name}: corrupt pcapng block"))? {
-                Block::EnhancedPacket(p) => ev.feed(&p.data),
-                Block::SimplePacket(p) => ev.feed(&p.data),
-                _ => {}
+    let mut snapped = Snapped::default();
+    let (mut scratch, mut whole) = (Vec::new(), Vec::new());
+    let stopped = loop {
+        let record = match reader.next_record() {
+            None => break None,
+            Some(Err(e)) => break Some(e),
+            Some(Ok(r)) => r,
+        };
+        let frame = record.frame(&mut scratch);
+        // The evaluator (monitor and exact counter) takes whole frames; a frame the
+        // snap length cut is given at its wire length with zeros past the captured
+        // bytes, which `parse_frame` then never reads (`capture::padded`) — unless its
+        // headers were cut, which is reported, never guessed.
+        if !frame.is_whole() {
+            if let Err(CapturedError::Snapped { needed, .. }) =
+                loxo_flow::parse_frame_captured(frame.captured, frame.wire_len)
+            {
+                snapped.note(ev.results.len(), record.snap_for(needed));
+                continue;
             }
         }
-    } else {
-        let mut r =
-            PcapReader::new(input).with_context(|| format!("{name}: not a pcap or pcapng file"))?;
-        while let Some(p) = r.next_packet() {
-            ev.feed(
-                &p.with_context(|| format!("{name}: corrupt pcap record"))?
-                    .data,
-            );
-        }
-    }
+        ev.feed(capture::padded(frame, &mut whole));
+    };
+    let records = reader.records();
     bar.finish_and_clear();
     let memory = ev.memory_bytes();
     let results = ev.finish();
     let fingerprint = format!("{:#018x}", seed.fingerprint());
+    let read = Read {
+        format,
+        records,
+        snapped: &snapped,
+        stopped: stopped.as_ref(),
+    };
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&to_json(&results, a, memory, &fingerprint))?
+            serde_json::to_string_pretty(&to_json(&results, a, memory, &fingerprint, &read))?
         );
     } else {
-        print_text(&results, a, memory, &fingerprint);
+        print_text(&results, a, memory, &fingerprint, &read);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match stopped {
+        None => ExitCode::SUCCESS,
+        Some(e) => {
+            eprintln!(
+                "loxo top: warning: {name}: {e}; the results above are of the {records} records before it"
+            );
+            ExitCode::FAILURE
+        }
+    })
+}
+
+/// Frames whose headers the snap length cut, per epoch: not counted anywhere else.
+#[derive(Debug, Default)]
+struct Snapped {
+    /// Per epoch (by number).
+    per_epoch: Vec<u64>,
+    /// The largest snap length one of them needed.
+    needed: usize,
+}
+
+impl Snapped {
+    fn note(&mut self, epoch: usize, needed: usize) {
+        if self.per_epoch.len() <= epoch {
+            self.per_epoch.resize(epoch + 1, 0);
+        }
+        if let Some(n) = self.per_epoch.get_mut(epoch) {
+            *n += 1;
+        }
+        self.needed = self.needed.max(needed);
+    }
+
+    fn in_epoch(&self, epoch: u32) -> u64 {
+        self.per_epoch.get(epoch as usize).copied().unwrap_or(0)
+    }
+
+    fn total(&self) -> u64 {
+        self.per_epoch.iter().sum()
+    }
+}
+
+/// How the capture was read.
+struct Read<'a> {
+    format: Format,
+    records: u64,
+    snapped: &'a Snapped,
+    stopped: Option<&'a CaptureError>,
 }
 
 fn errors_json(e: &[u64; ParseError::COUNT]) -> serde_json::Value {
@@ -142,6 +211,7 @@ fn to_json(
     a: &Args,
     memory: usize,
     fingerprint: &str,
+    read: &Read<'_>,
 ) -> serde_json::Value {
     let epochs: Vec<_> = results
         .iter()
@@ -149,6 +219,7 @@ fn to_json(
             json!({
                 "epoch": r.epoch,
                 "frames": r.report.frames,
+                "snapped": read.snapped.in_epoch(r.epoch),
                 "packets": r.report.packets,
                 "bytes": r.report.bytes,
                 "fragments": r.report.fragments,
@@ -186,7 +257,16 @@ fn to_json(
         "seed_fingerprint": fingerprint,
         "seed": if a.seed.is_some() { "given" } else { "random per run" },
         "share_of": if a.packets { "packets" } else { "bytes" },
+        "min_volume": a.min_volume,
         "monitor_memory_bytes": memory,
+        "capture": {
+            "format": read.format.to_string(),
+            "records": read.records,
+            "snapped": read.snapped.total(),
+            "snap_length_needed": read.snapped.needed,
+            "complete": read.stopped.is_none(),
+            "error": read.stopped.map(ToString::to_string),
+        },
         "epochs": epochs,
     })
 }
@@ -204,12 +284,25 @@ fn bounds_text(b: &Bounds) -> String {
     }
 }
 
-fn print_text(results: &[EpochResult], a: &Args, memory: usize, fingerprint: &str) {
+fn print_text(
+    results: &[EpochResult],
+    a: &Args,
+    memory: usize,
+    fingerprint: &str,
+    read: &Read<'_>,
+) {
+    let unit = if a.packets { "packets" } else { "bytes" };
+    let floor = if a.min_volume > 0 {
+        format!(" and at least {} {unit}", a.min_volume)
+    } else {
+        String::new()
+    };
     println!(
-        "{}: theta {} of {} (recall 1 guaranteed for theta > {}), monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
+        "{} ({}, {} records): theta {} of {unit}{floor} (recall 1 guaranteed for theta > {}), monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
         a.file.display(),
+        read.format,
+        read.records,
         a.theta,
-        if a.packets { "packets" } else { "bytes" },
         theta_min(),
         if a.seed.is_some() { "given" } else { "random per run" },
     );
@@ -237,6 +330,10 @@ fn print_text(results: &[EpochResult], a: &Args, memory: usize, fingerprint: &st
             r.exact_new_flows,
             100.0 * r.report.new_flows_fpr
         );
+        let cut = read.snapped.in_epoch(r.epoch);
+        if cut > 0 {
+            println!("  cut by the snap length (headers incomplete, not counted): {cut}");
+        }
         for e in ParseError::ALL {
             let n = r.report.errors[e.index()];
             if n > 0 {
@@ -278,6 +375,13 @@ fn print_text(results: &[EpochResult], a: &Args, memory: usize, fingerprint: &st
             r.recall,
             r.f1,
             r.are
+        );
+    }
+    let cut = read.snapped.total();
+    if cut > 0 {
+        println!(
+            "\n{cut} frames had headers the snap length cut and are not counted above; they need a snap length of at least {} bytes",
+            read.snapped.needed
         );
     }
 }
