@@ -58,21 +58,54 @@ pub(crate) struct Args {
     extensions: f64,
 }
 
-/// Runs `loxo gen`.
-pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+/// Most flows `--flows` takes: the generator holds a cumulative distribution of one
+/// `f64` per flow (128 MiB at this bound).
+const MAX_FLOWS: u32 = 1 << 24;
+
+/// Smallest `--pareto` shape: a Pareto(shape) sample is at most 2^(53/shape) (the
+/// generator's uniforms are multiples of 2^-53), and the sum over up to [`MAX_FLOWS`]
+/// of them must stay finite (below 2^1024): shape > 53/1000. Below 0.1 one flow holds
+/// nearly everything anyway.
+const MIN_PARETO_SHAPE: f64 = 0.1;
+
+/// Checks every option's value: a clear message for each non-finite or out-of-range one
+/// (`clap` parses `NaN` and `inf` as numbers).
+fn check(a: &Args) -> anyhow::Result<Popularity> {
     for (name, v) in [
         ("--flood", a.flood),
         ("--malformed", a.malformed),
         ("--extensions", a.extensions),
     ] {
-        anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be in 0..=1, got {v}");
+        anyhow::ensure!(
+            v.is_finite() && (0.0..=1.0).contains(&v),
+            "{name} is a share: it must be in 0..=1, got {v}"
+        );
     }
-    anyhow::ensure!(a.flows > 0, "--flows must be positive");
-    let popularity = match a.pareto {
-        Some(s) if s > 0.0 => Popularity::Pareto(s),
-        Some(s) => anyhow::bail!("--pareto shape must be positive, got {s}"),
-        None => Popularity::Zipf(a.zipf),
-    };
+    anyhow::ensure!(
+        (1..=MAX_FLOWS).contains(&a.flows),
+        "--flows must be in 1..={MAX_FLOWS}, got {}",
+        a.flows
+    );
+    if let Some(s) = a.pareto {
+        anyhow::ensure!(
+            s.is_finite() && s >= MIN_PARETO_SHAPE,
+            "--pareto shape must be a finite number of at least {MIN_PARETO_SHAPE}, got {s}"
+        );
+        return Ok(Popularity::Pareto(s));
+    }
+    // Rank i is drawn with probability ∝ i^-α: α < 0 would make the last rank the
+    // most popular, and a non-finite α has no distribution.
+    anyhow::ensure!(
+        a.zipf.is_finite() && a.zipf >= 0.0,
+        "--zipf exponent must be a finite number of at least 0, got {}",
+        a.zipf
+    );
+    Ok(Popularity::Zipf(a.zipf))
+}
+
+/// Runs `loxo gen`.
+pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+    let popularity = check(a)?;
     let cfg = TraceConfig {
         packets: a.packets,
         flows: a.flows,
