@@ -8,8 +8,12 @@
 //! killed on drop: the command never hangs.
 //!
 //! Exit code: 0 when QEMU exited 0 (the firmware's verdict) and the replay
-//! succeeded, 1 otherwise. `--summary` also prints the report's `key=value`
-//! pairs one per line (`report.KEY=VALUE`) for scripts and tests.
+//! succeeded, 1 otherwise. When the replay fails (a missing or unreadable capture,
+//! a truncated one) QEMU gets a few seconds to finish and is then stopped: the
+//! command does not wait out its deadline. `--summary` also prints the report's
+//! `key=value` pairs one per line (`report.KEY=VALUE`) for scripts and tests. The
+//! firmware's `cost:` line (SysTick ticks × 40) counts instructions only under
+//! `--icount` (`-icount shift=0`); without it, it is left out.
 
 use std::io::{Read, Write};
 use std::net::UdpSocket;
@@ -86,6 +90,10 @@ fn run() -> anyhow::Result<ExitCode> {
             "--batch-bytes" => o.batch_bytes = Some(val()?.parse().context("--batch-bytes")?),
             _ => bail!("unknown option {a}\n{USAGE}"),
         }
+    }
+    if let Some(p) = &o.pcap {
+        // Before the builds: a wrong path should not cost minutes.
+        anyhow::ensure!(p.is_file(), "--pcap {}: no such file", p.display());
     }
     demo(&o)
 }
@@ -260,46 +268,45 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
         log
     });
 
-    let mut replay = Command::new(&loxo);
-    replay
-        .arg("replay")
-        .arg(&pcap)
-        .arg("--control-key")
-        .arg(&key_file)
-        .args(["--to", &format!("127.0.0.1:{nic_port}")])
-        .args(["--from", &format!("127.0.0.1:{host_port}")]);
-    if let Some(dir) = &o.sketch_dir {
-        replay.arg("--sketch-dir").arg(dir);
-    }
-    if let Some(b) = o.batch_bytes {
-        replay.args(["--batch-bytes", &b.to_string()]);
-    }
+    let mut replay = replay_command(&loxo, &pcap, &key_file, (host_port, nic_port), o);
     let mut replay = Guard(
         replay.spawn().context("starting loxo replay")?,
         "loxo replay",
     );
     let replay_status = replay.wait(deadline);
-    let qemu_status = qemu.wait(if replay_status.is_ok() {
-        deadline
-    } else {
-        Instant::now() + Duration::from_secs(2)
-    });
+    // A successful replay ends with the firmware's DONE, and QEMU exits right after;
+    // a failed one may have stopped before END (an unreadable capture: the firmware
+    // waits for frames forever), so QEMU only gets a few seconds to finish.
+    let qemu_status = qemu.wait(
+        if replay_status
+            .as_ref()
+            .is_ok_and(std::process::ExitStatus::success)
+        {
+            deadline
+        } else {
+            (Instant::now() + Duration::from_secs(5)).min(deadline)
+        },
+    );
     drop(qemu);
     let log = reader.join().unwrap_or_default();
 
     let elf_bytes = std::fs::read(&elf)?;
     let lines = decode(&elf_bytes, &log)?;
-    print_log(&lines, o.summary);
+    print_log(&lines, o.summary, o.icount);
     let replay_ok = replay_status
         .as_ref()
         .is_ok_and(std::process::ExitStatus::success);
     let qemu_ok = qemu_status
         .as_ref()
         .is_ok_and(std::process::ExitStatus::success);
+    let firmware = if !replay_ok && qemu_status.is_err() {
+        "stopped: it was still waiting for frames when the replay failed".to_owned()
+    } else {
+        format!("exit {}", describe(&qemu_status))
+    };
     eprintln!(
-        "xtask: replay {}, firmware exit {}, {:.1}s",
+        "xtask: replay {}, firmware {firmware}, {:.1}s",
         describe(&replay_status),
-        describe(&qemu_status),
         start.elapsed().as_secs_f64()
     );
     Ok(if replay_ok && qemu_ok {
@@ -307,6 +314,31 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `loxo replay` of `pcap` to the NIC at 127.0.0.1:`nic` from 127.0.0.1:`host`.
+fn replay_command(
+    loxo: &Path,
+    pcap: &Path,
+    key_file: &Path,
+    (host, nic): (u16, u16),
+    o: &Opts,
+) -> Command {
+    let mut replay = Command::new(loxo);
+    replay
+        .arg("replay")
+        .arg(pcap)
+        .arg("--control-key")
+        .arg(key_file)
+        .args(["--to", &format!("127.0.0.1:{nic}")])
+        .args(["--from", &format!("127.0.0.1:{host}")]);
+    if let Some(dir) = &o.sketch_dir {
+        replay.arg("--sketch-dir").arg(dir);
+    }
+    if let Some(b) = o.batch_bytes {
+        replay.args(["--batch-bytes", &b.to_string()]);
+    }
+    replay
 }
 
 /// 32 hex digits in a file: `path`, created from `/dev/urandom` if missing — or, if
@@ -385,14 +417,20 @@ fn build_all(root: &Path, seed: &Path, key: &Path) -> anyhow::Result<(PathBuf, P
     Ok((elf, loxo))
 }
 
-/// Prints the decoded log, and with `summary` its `key=value` pairs.
-fn print_log(lines: &[String], summary: bool) {
+/// Prints the decoded log, and with `summary` its `key=value` pairs. The `cost:` line
+/// is SysTick ticks × 40: instructions only under `-icount shift=0` (`icount`); without
+/// it the figure is host time, so it is left out.
+fn print_log(lines: &[String], summary: bool, icount: bool) {
+    let shown = |l: &&String| icount || !l.get(6..).unwrap_or("").starts_with("cost:");
     println!("--- firmware log (defmt, decoded) ---");
-    for l in lines {
+    for l in lines.iter().filter(shown) {
         println!("{l}");
     }
+    if !icount {
+        eprintln!("xtask: per-frame instruction counts need --icount (the firmware's cost line is left out)");
+    }
     if summary {
-        for l in lines {
+        for l in lines.iter().filter(shown) {
             let msg = l.get(6..).unwrap_or("");
             let Some((section, kv)) = msg.split_once(": ") else {
                 continue;
