@@ -103,13 +103,20 @@ fn index_derivation_known_answers() {
     assert_eq!(h.probe(7), 0x48dc_f9f9_afd2_d09a);
     // 0x01234567 * 1000 >> 32 = 4
     assert_eq!(h.index(0, 1000), 4);
-    assert_eq!([h.index(1, 1000), h.index(3, 1000), h.index(7, 1000)], [44, 124, 284]);
+    assert_eq!(
+        [h.index(1, 1000), h.index(3, 1000), h.index(7, 1000)],
+        [44, 124, 284]
+    );
 
     let rows = loxo_core::RowHashes::<3>::new(Seed::new(1, 2));
     let values: Vec<u64> = rows.iter().map(|r| r.value(h)).collect();
     assert_eq!(
         values,
-        [0x5883_0d04_6273_47cb, 0x0d77_5c1d_f105_7b86, 0x77af_09be_1f0a_98fd]
+        [
+            0x5883_0d04_6273_47cb,
+            0x0d77_5c1d_f105_7b86,
+            0x77af_09be_1f0a_98fd
+        ]
     );
     let cols: Vec<u32> = rows.iter().map(|r| r.index(h, 272)).collect();
     assert_eq!(cols, [94, 14, 127]);

@@ -210,15 +210,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
 
     let out_dir = root.join("out");
     std::fs::create_dir_all(&out_dir)?;
-    // Provisioning outside the source tree: the device seed and the control key,
-    // drawn once from the OS RNG and kept in `out/` (ignored by git).
-    let seed_file = provision(&out_dir.join("device.seed"), "LOXO_DEVICE_SEED")?;
-    let key_file = provision(&out_dir.join("control.key"), "LOXO_CONTROL_KEY")?;
-    eprintln!(
-        "xtask: device seed from {} (a demo provisioning value: a product draws its seed from its TRNG at boot), control key from {}",
-        seed_file.display(),
-        key_file.display()
-    );
+    let (seed_file, key_file) = provisioning(&out_dir)?;
     let (elf, loxo) = build_all(&root, &seed_file, &key_file)?;
 
     let pcap = if let Some(p) = &o.pcap {
@@ -339,6 +331,19 @@ fn replay_command(
         replay.args(["--batch-bytes", &b.to_string()]);
     }
     replay
+}
+
+/// Provisioning outside the source tree: the device seed and the control key, drawn
+/// once from the OS RNG and kept in `out/` (ignored by git); returns their files.
+fn provisioning(out_dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let seed_file = provision(&out_dir.join("device.seed"), "LOXO_DEVICE_SEED")?;
+    let key_file = provision(&out_dir.join("control.key"), "LOXO_CONTROL_KEY")?;
+    eprintln!(
+        "xtask: device seed from {} (a demo provisioning value: a product draws its seed from its TRNG at boot), control key from {}",
+        seed_file.display(),
+        key_file.display()
+    );
+    Ok((seed_file, key_file))
 }
 
 /// 32 hex digits in a file: `path`, created from `/dev/urandom` if missing — or, if
