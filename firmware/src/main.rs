@@ -3,7 +3,8 @@
 //! semihosting and paced by `loxo replay` through a small control protocol.
 //!
 //! Data path: LAN9118 RX FIFO → frame buffer → `loxo_flow::FlowMonitor`
-//! (parse → `FlowKey` → one keyed hash → HeavyKeeper, HLL, Bloom) → `Report`
+//! (parse → `FlowKey` → one keyed hash → Space-Saving candidates, Count-Min, HLL,
+//! Bloom) → `Report`
 //! per epoch (defmt) and the "elephant present" LED.
 #![no_std]
 #![no_main]
