@@ -1,11 +1,13 @@
 //! Host-side helpers shared by loxo's integration tests: seeded key streams and
 //! statistics. The tests themselves live in `tests/tests/`.
 
+pub mod demo;
 pub mod golden;
 pub mod hll_theory;
 pub mod redis;
 pub mod topk;
 pub mod traffic;
+pub mod wire;
 pub mod zipf;
 
 /// Chi-square statistic of observed bucket counts against a uniform expectation.

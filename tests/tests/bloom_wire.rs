@@ -13,28 +13,7 @@ const SEED: Seed = Seed::new(0x0b10, 0x0f17);
 /// Payload offset (after the fixed header).
 const P: usize = 36;
 
-/// CRC-32/ISO-HDLC, bitwise (the reference the format names).
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &b in bytes {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ 0xEDB8_8320
-            } else {
-                c >> 1
-            };
-        }
-    }
-    !c
-}
-
-/// Re-signs a frame whose bytes were edited.
-fn resign(frame: &mut [u8]) {
-    let n = frame.len() - 4;
-    let crc = crc32(&frame[..n]);
-    frame[n..].copy_from_slice(&crc.to_le_bytes());
-}
+use loxo_tests::wire::resign;
 
 /// `bytes` with `edit` applied and the CRC recomputed.
 fn edited(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {

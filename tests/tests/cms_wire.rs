@@ -19,29 +19,7 @@ fn plain<T>(f: &T, len: usize, enc: impl Fn(&T, &mut [u8]) -> usize) -> Vec<u8> 
     buf
 }
 
-/// CRC-32/ISO-HDLC, bitwise: the reference the format names (`docs/format.md`),
-/// independent of the `crc` crate the library uses.
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &b in bytes {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ 0xEDB8_8320
-            } else {
-                c >> 1
-            };
-        }
-    }
-    !c
-}
-
-/// Re-signs an edited frame: a fresh CRC over everything before it.
-fn resign(frame: &mut [u8]) {
-    let n = frame.len() - TRAILER_LEN;
-    let crc = crc32(&frame[..n]);
-    frame[n..].copy_from_slice(&crc.to_le_bytes());
-}
+use loxo_tests::wire::resign;
 
 /// The payload of a frame.
 fn payload(frame: &[u8]) -> &[u8] {

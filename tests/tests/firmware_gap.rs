@@ -6,36 +6,23 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[test]
 fn frames_lost_to_a_full_rx_fifo_are_reported() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "run",
-            "--release",
-            "-q",
-            "-p",
-            "xtask",
-            "--",
-            "demo",
-            "--summary",
-        ])
-        .args(["--frames", "600", "--seed", "3", "--timeout", "300"])
-        .args(["--batch-bytes", "16000"])
-        .current_dir(root)
-        // The end-to-end test's target directory: its release builds are reused.
-        .env(
-            "CARGO_TARGET_DIR",
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e/target"),
-        )
-        .env("LOXO_DEVICE_SEED", "0123456789abcdef0f1e2d3c4b5a6978")
-        .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff")
-        .output()
-        .unwrap();
+    let out = loxo_tests::demo::run(
+        env!("CARGO_TARGET_TMPDIR"),
+        &[
+            "--frames",
+            "600",
+            "--seed",
+            "3",
+            "--timeout",
+            "300",
+            "--batch-bytes",
+            "16000",
+        ],
+        &[],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         !out.status.success(),

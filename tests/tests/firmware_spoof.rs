@@ -7,8 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use loxo_cli::trace::{generate, TraceConfig};
@@ -104,31 +103,15 @@ fn spoofed_control_frames_change_nothing() {
         "every spoofed frame went into the capture"
     );
 
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "run",
-            "--release",
-            "-q",
-            "-p",
-            "xtask",
-            "--",
-            "demo",
-            "--summary",
-        ])
-        .args(["--timeout", "600", "--pcap"])
-        .arg(&pcap)
-        .current_dir(root)
-        // The end-to-end test's target directory: its release builds are reused.
-        .env(
-            "CARGO_TARGET_DIR",
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e/target"),
-        )
-        .env("LOXO_DEVICE_SEED", DEVICE_SEED)
-        .env("LOXO_CONTROL_KEY", CONTROL_KEY)
-        .output()
-        .unwrap();
+    let pcap_arg = pcap.to_string_lossy().into_owned();
+    let out = loxo_tests::demo::run(
+        env!("CARGO_TARGET_TMPDIR"),
+        &["--timeout", "600", "--pcap", &pcap_arg],
+        &[
+            ("LOXO_DEVICE_SEED", DEVICE_SEED),
+            ("LOXO_CONTROL_KEY", CONTROL_KEY),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -148,6 +131,11 @@ fn spoofed_control_frames_change_nothing() {
             .parse()
             .unwrap()
     };
+    println!(
+        "sent {sent}: firmware counted {}, refused {} control frames",
+        get("final.frames"),
+        get("final.control_rejected")
+    );
     assert_eq!(
         get("final.sent"),
         sent,
