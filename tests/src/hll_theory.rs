@@ -4,10 +4,10 @@
 //! to 1.47× too wide at `n ≪ m` (linear counting's regime, `1/√(2m)`) and 1.2–1.3×
 //! too wide around `n ≈ m`.
 //!
-//! The theory is the one `tests/tests/hll_accuracy.rs` checks against thousands of
-//! seeded trials per `n` (its `theory` module, repeated here so that tests in other
-//! crates can use it): the delta method over the exact distribution of the
-//! registers after `n` keys. Limits: 0 at `n = 1`; linear counting's
+//! This is the theory `tests/tests/hll_accuracy.rs` checks against thousands of
+//! seeded trials per `n` (it imports this module), shared with the tests of other
+//! crates: the delta method over the exact distribution of the registers after `n`
+//! keys, and the martingale's exact variance ([`hip_rse`]). Limits: 0 at `n = 1`; linear counting's
 //! `√(m(e^t − t − 1))/n` (`t = n/m`, Whang et al. 1990) for `1 ≪ n ≪ m`;
 //! `√(3 ln 2 − 1)/√m = 1.0385/√m` for `n ≫ m` (checked below).
 //!
@@ -38,7 +38,7 @@ fn above(k: usize, n: f64, p: u8) -> f64 {
 }
 
 /// `P(R = k)` for `k = 0 ..= q + 1`: `P(R ≤ k)·(1 − P(R ≤ k − 1)/P(R ≤ k))`.
-fn register_pmf(n: f64, p: u8) -> Vec<f64> {
+pub fn register_pmf(n: f64, p: u8) -> Vec<f64> {
     let q1 = 64 - usize::from(p) + 1;
     let mut pmf = vec![cdf(0, n, p)];
     for k in 1..=q1 {
@@ -115,7 +115,7 @@ const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
 /// cancel for `n ≪ m` (linear counting's own bias, `(e^t − t − 1)/(2n)`, is
 /// `θ²·t/2`) and the second alone is left for `n ≫ m`: `1.08/m`, the term that
 /// the classic estimator's `α_m = 0.7213/(1 + 1.079/m)` divides out.
-fn ertl(n: f64, p: u8) -> (f64, f64) {
+pub fn ertl(n: f64, p: u8) -> (f64, f64) {
     let m = 2f64.powi(i32::from(p));
     let q1 = 64 - usize::from(p) + 1;
     let pmf = register_pmf(n, p);
@@ -147,6 +147,55 @@ fn ertl(n: f64, p: u8) -> (f64, f64) {
 #[must_use]
 pub fn estimate_error(n: u64, p: u8) -> (f64, f64) {
     ertl(n as f64, p)
+}
+
+/// Relative standard error of `Hll::estimate` at `n` keys (see [`ertl`]).
+#[must_use]
+pub fn ertl_rse(n: f64, p: u8) -> f64 {
+    ertl(n, p).0
+}
+
+/// `E[2^−R]` after `i` keys: the probability that a new distinct key changes
+/// some register is `(1/m)·Σ_j 2^−R_j` (ranks up to `q`), whose mean this is.
+fn change_probability(i: f64, p: u8) -> f64 {
+    register_pmf(i, p)
+        .iter()
+        .enumerate()
+        .take(64 - usize::from(p) + 1)
+        .map(|(k, &w)| w * 2f64.powi(-(k as i32)))
+        .sum()
+}
+
+/// Relative standard error of `Hll::estimate_martingale` (HIP) at `n` keys.
+///
+/// The `i`-th distinct key changes a register with probability `p_i` (given the
+/// registers before it) and then adds `1/p_i`, so the estimate is a martingale
+/// with exact variance `Σ_{i<n} E[(1 − p_i)/p_i]` (Ting 2014). `p_i` averages
+/// `m` registers, so `E[1/p_i] = (1/E[p_i])·(1 + O(1/m))`, `E[p_i] = E[2^−R]`
+/// after `i` keys. The sum is exact up to `n = 4096` and a trapezoid over a log
+/// grid beyond (the summand is smooth in `i`).
+///
+/// Limit for `n ≫ m`: `E[2^−R] → m/(2·ln 2·n)`, so the variance is
+/// `Σ 2·ln 2·i/m = ln 2·n²/m`: `√(ln 2/m) = 0.833/√m`, 0.80× Ertl's `1.0385/√m`.
+pub fn hip_rse(n: u64, p: u8) -> f64 {
+    let f = |i: f64| 1.0 / change_probability(i, p) - 1.0;
+    let var = if n <= 4096 {
+        (0..n).map(|i| f(i as f64)).sum::<f64>()
+    } else {
+        let head: f64 = (0..4096).map(|i| f(i as f64)).sum();
+        let steps = 4000;
+        let (a, b) = (4096f64.ln(), (n as f64).ln());
+        let mut tail = 0.0;
+        let mut prev = (4096.0, f(4096.0));
+        for s in 1..=steps {
+            let x = (a + (b - a) * f64::from(s) / f64::from(steps)).exp();
+            let fx = f(x);
+            tail += 0.5 * (prev.1 + fx) * (x - prev.0);
+            prev = (x, fx);
+        }
+        head + tail
+    };
+    var.sqrt() / n as f64
 }
 
 /// Checks an HLL estimate of a set of `exact` distinct keys against the theory at
