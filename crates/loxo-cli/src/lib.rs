@@ -2,6 +2,7 @@
 //! counter, shared by `loxo gen` / `loxo top` and the tests.
 
 pub mod capture;
+pub mod chunks;
 pub mod eval;
 pub mod exact;
 pub mod key;

@@ -24,7 +24,6 @@
 //! `loxo inspect`, `loxo merge` and `loxo export`.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::net::{SocketAddr, UdpSocket};
@@ -84,53 +83,29 @@ pub(crate) struct Args {
     pub control_key: String,
 }
 
-/// Reassembles SKETCH frames into files.
+/// Reassembles SKETCH frames into files (`loxo_cli::chunks` does the bookkeeping).
 #[derive(Debug, Default)]
 struct Sketches {
     dir: Option<PathBuf>,
-    /// Epoch → (total length, bytes so far).
-    partial: BTreeMap<u32, (usize, Vec<u8>)>,
+    chunks: loxo_cli::chunks::SketchChunks,
     written: u32,
-    error: Option<String>,
 }
 
 impl Sketches {
     fn chunk(&mut self, frame: &[u8], c: &Control) {
         let Some(dir) = self.dir.clone() else { return };
         let Some(data) = loxo_control::sketch_chunk(frame) else {
-            self.fail(format!("SKETCH frame of epoch {} cut short", c.seq));
+            self.chunks
+                .fail(format!("SKETCH frame of epoch {} cut short", c.seq));
             return;
         };
-        let (total, buf) = self
-            .partial
-            .entry(c.seq)
-            .or_insert_with(|| (c.extra as usize, Vec::new()));
-        if c.value as usize != buf.len() || *total != c.extra as usize {
-            let msg = format!(
-                "sketch of epoch {}: chunk at offset {} (total {}), expected offset {} (total {})",
-                c.seq,
-                c.value,
-                c.extra,
-                buf.len(),
-                total
-            );
-            self.fail(msg);
-            return;
-        }
-        buf.extend_from_slice(data);
-        if buf.len() >= *total {
+        if let Some(bytes) = self.chunks.push(c.seq, c.value, c.extra, data) {
             let path = dir.join(format!("epoch-{}.loxo", c.seq));
-            let bytes = std::mem::take(buf);
-            self.partial.remove(&c.seq);
             match std::fs::write(&path, &bytes) {
                 Ok(()) => self.written += 1,
-                Err(e) => self.fail(format!("{}: {e}", path.display())),
+                Err(e) => self.chunks.fail(format!("{}: {e}", path.display())),
             }
         }
-    }
-
-    fn fail(&mut self, msg: String) {
-        self.error.get_or_insert(msg);
     }
 }
 
@@ -392,14 +367,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 fn report_sketches(s: &Sketches, dir: &Path) -> anyhow::Result<()> {
-    if let Some(e) = &s.error {
+    if let Some(e) = s.chunks.error() {
         bail!("{e}");
     }
-    if let Some((epoch, (total, buf))) = s.partial.iter().next() {
-        bail!(
-            "sketch of epoch {epoch} incomplete: {} of {total} bytes",
-            buf.len()
-        );
+    if let Some((epoch, have, total)) = s.chunks.incomplete() {
+        bail!("sketch of epoch {epoch} incomplete: {have} of {total} bytes");
     }
     eprintln!(
         "loxo replay: wrote {} epoch sketches to {}",
