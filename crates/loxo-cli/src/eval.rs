@@ -81,7 +81,7 @@ impl Evaluator {
     pub fn new(config: Config) -> Self {
         Self {
             monitor: Box::new(FlowMonitor::new(config)),
-            exact: Exact::default(),
+            exact: Exact::with_weight(config.byte_weight),
             config,
             report: Box::default(),
             previous: HashSet::new(),
@@ -115,7 +115,7 @@ impl Evaluator {
 
     fn close(&mut self) {
         self.monitor.end_epoch(&mut self.report);
-        let ex = std::mem::take(&mut self.exact);
+        let ex = std::mem::replace(&mut self.exact, Exact::with_weight(self.config.byte_weight));
         let by_bytes = self.config.share_of == ShareOf::Bytes;
         let theta = self.config.theta;
         let total = if by_bytes {

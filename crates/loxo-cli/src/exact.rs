@@ -7,14 +7,14 @@
 
 use std::collections::HashMap;
 
-use loxo_flow::{parse_frame, FlowKey, ParseError, Parsed, Theta};
+use loxo_flow::{parse_frame, ByteWeight, FlowKey, ParseError, Parsed, Theta};
 
 use crate::trace::{Expected, FrameTruth};
 
 /// Exact figures of one flow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
-    /// Bytes (sum of captured lengths).
+    /// Bytes in the counter's [`ByteWeight`] (wire lengths by default).
     pub bytes: u64,
     /// Packets.
     pub packets: u64,
@@ -31,17 +31,31 @@ pub struct Exact {
     pub not_ip: u64,
     /// Malformed frames per reason (`ParseError::index`).
     pub errors: [u64; ParseError::COUNT],
+    /// What a byte is (the monitor's `Config::byte_weight` to compare with).
+    pub weight: ByteWeight,
 }
 
 impl Exact {
+    /// An empty counter weighing frames by `weight`.
+    pub fn with_weight(weight: ByteWeight) -> Self {
+        Self {
+            weight,
+            ..Self::default()
+        }
+    }
+
     /// Feeds one frame.
     pub fn feed(&mut self, frame: &[u8]) {
         match parse_frame(frame) {
             Ok(Parsed::Flow(f)) => {
+                let len = u64::from(match self.weight {
+                    ByteWeight::Wire => f.len,
+                    ByteWeight::Ip => f.ip_len,
+                });
                 let c = self.flows.entry(f.key).or_default();
-                c.bytes += u64::from(f.len);
+                c.bytes += len;
                 c.packets += 1;
-                self.total.bytes += u64::from(f.len);
+                self.total.bytes += len;
                 self.total.packets += 1;
             }
             Ok(Parsed::NotIp) => self.not_ip += 1,
@@ -58,10 +72,14 @@ impl Exact {
     pub fn feed_truth(&mut self, t: &FrameTruth) {
         match (t.expected, t.key) {
             (Expected::Flow, Some(key)) => {
+                let len = u64::from(match self.weight {
+                    ByteWeight::Wire => t.len,
+                    ByteWeight::Ip => t.ip_len,
+                });
                 let c = self.flows.entry(key).or_default();
-                c.bytes += u64::from(t.len);
+                c.bytes += len;
                 c.packets += 1;
-                self.total.bytes += u64::from(t.len);
+                self.total.bytes += len;
                 self.total.packets += 1;
             }
             (Expected::Malformed(e), _) => {

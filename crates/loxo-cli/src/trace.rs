@@ -159,6 +159,9 @@ pub struct FrameTruth {
     pub index: u64,
     /// Captured length in bytes: the frame's byte weight.
     pub len: u32,
+    /// The IP packet's length as the generator wrote it (IPv4 total length, IPv6 40 +
+    /// payload length: `ByteWeight::Ip`'s unit); 0 for a frame without an IP header.
+    pub ip_len: u32,
     /// The key of the flow the frame was built for, from its fields (ports 0 for a
     /// non-first fragment and behind AH/ESP; ICMP type/code as ports); `None` for a
     /// non-IP frame. Kept for damaged frames too.
@@ -183,6 +186,7 @@ impl FrameTruth {
             (Expected::Flow, Some(key)) => Ok(Parsed::Flow(Flow {
                 key,
                 len: self.len,
+                ip_len: self.ip_len,
                 fragment: self.fragment,
             })),
             (Expected::Malformed(e), _) => Err(e),
@@ -201,7 +205,7 @@ impl FrameTruth {
 
 /// Header of the truth file written by `loxo gen` beside its pcap.
 pub const TRUTH_HEADER: &str =
-    "frame,len,expected,error,damage,fragment,flood,src,dst,src_port,dst_port,protocol";
+    "frame,len,ip_len,expected,error,damage,fragment,flood,src,dst,src_port,dst_port,protocol";
 
 impl fmt::Display for FrameTruth {
     /// One CSV row of the truth file ([`TRUTH_HEADER`]): addresses in their usual text
@@ -215,9 +219,10 @@ impl fmt::Display for FrameTruth {
         };
         write!(
             f,
-            "{},{},{expected},{error},{},{},{},",
+            "{},{},{},{expected},{error},{},{},{},",
             self.index,
             self.len,
+            self.ip_len,
             self.damage.name(),
             u8::from(self.fragment),
             u8::from(self.flood)
@@ -265,10 +270,10 @@ impl std::str::FromStr for FrameTruth {
     fn from_str(row: &str) -> Result<Self, Self::Err> {
         let bad = |what: &str| TruthParseError(format!("{what} in truth row {row:?}"));
         let c: Vec<&str> = row.trim_end().split(',').collect();
-        let [index, len, expected, error, damage, fragment, flood, src, dst, sp, dp, proto] =
+        let [index, len, ip_len, expected, error, damage, fragment, flood, src, dst, sp, dp, proto] =
             c.as_slice()
         else {
-            return Err(bad("not 12 columns"));
+            return Err(bad("not 13 columns"));
         };
         let flag = |s: &str| match s {
             "0" => Ok(false),
@@ -304,6 +309,7 @@ impl std::str::FromStr for FrameTruth {
         Ok(Self {
             index: index.parse().map_err(|_| bad("a bad frame index"))?,
             len: len.parse().map_err(|_| bad("a bad length"))?,
+            ip_len: ip_len.parse().map_err(|_| bad("a bad IP length"))?,
             key,
             fragment: flag(fragment)?,
             flood: flag(flood)?,
@@ -600,6 +606,17 @@ struct Layout {
 }
 
 impl Layout {
+    /// The IP packet's length its header declares (IPv4 total length, IPv6 40 +
+    /// payload length), 0 without an IP header.
+    fn ip_len(&self) -> u32 {
+        let n = match &self.net {
+            Net::Other => 0,
+            Net::V4 { total, .. } => *total,
+            Net::V6 { payload, .. } => 40 + *payload,
+        };
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
     /// Offset of the length field of the IP header, if it has one.
     fn length_field(&self) -> Option<usize> {
         let l3 = self.link.header_len();
@@ -1141,6 +1158,7 @@ pub fn generate_with_truth<E>(
         let truth = FrameTruth {
             index: n,
             len: u32::try_from(buf.len()).unwrap_or(u32::MAX),
+            ip_len: layout.ip_len(),
             key: flow.map(|(_, k)| k),
             fragment: shape.fragment,
             flood: is_flood && flow.is_some(),

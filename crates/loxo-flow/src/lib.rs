@@ -35,8 +35,8 @@ mod theta;
 
 pub use key::{FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
-    Bounds, Config, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, OtherSketch, RankedSketch,
-    Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,
+    Bounds, ByteWeight, Config, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, OtherSketch,
+    RankedSketch, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,
     NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
 };
 pub use parse::{

@@ -79,6 +79,21 @@ pub enum ShareOf {
     Packets,
 }
 
+/// What a byte of traffic is: the unit of [`Report::bytes`] and of every
+/// [`Elephant::bytes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ByteWeight {
+    /// A frame weighs its length on the wire without FCS ([`Flow::len`](crate::Flow::len)): link header,
+    /// VLAN tags and Ethernet padding included — what the link carried.
+    #[default]
+    Wire,
+    /// A frame weighs its IP packet's length, header + payload ([`Flow::ip_len`](crate::Flow::ip_len)): the
+    /// unit of IPFIX's `octetDeltaCount` (RFC 7012) and of NetFlow collectors, so
+    /// exported figures add up with other exporters'.
+    Ip,
+}
+
 /// What happens to the elephant state at epoch end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -112,6 +127,8 @@ pub struct Config {
     pub min_volume: u64,
     /// Share measured in bytes or packets.
     pub share_of: ShareOf,
+    /// What a byte is: the frame on the wire or its IP packet.
+    pub byte_weight: ByteWeight,
     /// Close an epoch after this many frames (all frames, malformed included); 0 = only
     /// on the caller's [`FlowMonitor::end_epoch`] (timer tick).
     pub epoch_packets: u32,
@@ -135,6 +152,7 @@ impl Config {
         theta: ONE_PERCENT,
         min_volume: 0,
         share_of: ShareOf::Bytes,
+        byte_weight: ByteWeight::Wire,
         epoch_packets: 0,
         policy: EpochPolicy::Reset,
     };
@@ -215,7 +233,8 @@ pub struct Report {
     pub frames: u64,
     /// IP packets.
     pub packets: u64,
-    /// IP bytes (wire lengths: the crate's key rules).
+    /// Bytes of the IP packets, in the unit of [`byte_weight`](Self::byte_weight)
+    /// (wire lengths by default: the crate's key rules).
     pub bytes: u64,
     /// Non-first fragments among `packets`.
     pub fragments: u64,
@@ -249,6 +268,8 @@ pub struct Report {
     pub theta: Theta,
     /// The measure θ is a share of.
     pub share_of: ShareOf,
+    /// The unit of `bytes` and of every elephant's bytes.
+    pub byte_weight: ByteWeight,
     /// Elephants and candidates whose upper bound reaches θ: certain ones first, then
     /// possible ones, each group by the ranking measure's upper bound, descending.
     pub elephants: heapless::Vec<Elephant, MAX_ELEPHANTS>,
@@ -280,6 +301,7 @@ impl Report {
             new_flows_saturated: false,
             theta: ONE_PERCENT,
             share_of: ShareOf::Bytes,
+            byte_weight: ByteWeight::Wire,
             elephants: heapless::Vec::new(),
             elephants_left_out: 0,
             elephants_complete: true,
@@ -498,9 +520,13 @@ impl<const N: usize> FlowMonitor<N> {
         match parse() {
             Ok(Parsed::Flow(f)) => {
                 let h = f.key.hash_with(&self.config.seed);
+                let len = match self.config.byte_weight {
+                    ByteWeight::Wire => f.len,
+                    ByteWeight::Ip => f.ip_len,
+                };
                 let (ranked, other) = match self.config.share_of {
-                    ShareOf::Bytes => (u64::from(f.len), 1),
-                    ShareOf::Packets => (1, u64::from(f.len)),
+                    ShareOf::Bytes => (u64::from(len), 1),
+                    ShareOf::Packets => (1, u64::from(len)),
                 };
                 let known = self.seen.insert_checked_hash(h);
                 // An upper bound on the flow's weight so far gates its admission into
@@ -532,7 +558,7 @@ impl<const N: usize> FlowMonitor<N> {
                         .insert_hash(f.key.src_hash_with(&self.config.seed));
                 }
                 self.packets = self.packets.saturating_add(1);
-                self.bytes = self.bytes.saturating_add(u64::from(f.len));
+                self.bytes = self.bytes.saturating_add(u64::from(len));
                 if f.fragment {
                     self.fragments = self.fragments.saturating_add(1);
                 }
@@ -610,6 +636,7 @@ impl<const N: usize> FlowMonitor<N> {
             self.seen_flows > NEW_FLOW_CAPACITY || self.seen_before_flows > NEW_FLOW_CAPACITY;
         out.theta = self.config.theta;
         out.share_of = self.config.share_of;
+        out.byte_weight = self.config.byte_weight;
         let total = out.ranked_total();
         // Smallest weight with share ≥ θ (exact integer ceiling); at least 1 so that
         // an empty epoch reports nothing, and at least the minimum volume.

@@ -162,6 +162,10 @@ pub struct Flow {
     /// Byte weight: the frame's length on the wire (no FCS), saturated to `u32` — the
     /// slice's length for [`parse_frame`], `wire_len` for [`parse_frame_captured`].
     pub len: u32,
+    /// The IP packet's length (header + payload, RFC 7012's `octetDeltaCount` unit):
+    /// IPv4's total length, IPv6's 40 + payload length (extension headers included).
+    /// Always ≤ [`len`](Self::len) − the link header; Ethernet padding is not in it.
+    pub ip_len: u32,
     /// `true` for a non-first fragment (offset > 0), keyed with ports 0.
     pub fragment: bool,
 }
@@ -439,6 +443,7 @@ fn ipv4<'a, S: Span<'a>>(l3: S, len: u32) -> Result<Parsed, S::Error> {
     Ok(Parsed::Flow(Flow {
         key: FlowKey::v4(src, dst, sp, dp, proto),
         len,
+        ip_len: total as u32,
         fragment,
     }))
 }
@@ -452,6 +457,7 @@ fn ipv6<'a, S: Span<'a>>(l3: S, len: u32) -> Result<Parsed, S::Error> {
     }
     let plen = usize::from(u16::from_be_bytes([hdr[4], hdr[5]]));
     let mut payload = l3.sub(40, 40 + plen, ParseError::Ipv6PayloadLength)?;
+    let ip_len = 40 + plen as u32;
     let mut src = [0u8; 16];
     let mut dst = [0u8; 16];
     src.copy_from_slice(&hdr[8..24]);
@@ -465,7 +471,7 @@ fn ipv6<'a, S: Span<'a>>(l3: S, len: u32) -> Result<Parsed, S::Error> {
                 (usize::from(n) + 1) * 8
             }
             44 => 8,
-            50 | 51 => return Ok(v6_flow(src, dst, (0, 0, nh), len, false)),
+            50 | 51 => return Ok(v6_flow(src, dst, (0, 0, nh), (len, ip_len), false)),
             _ => break,
         };
         walked += 1;
@@ -477,26 +483,27 @@ fn ipv6<'a, S: Span<'a>>(l3: S, len: u32) -> Result<Parsed, S::Error> {
         if nh == 44 {
             let offset = ext.be16(2, ParseError::Ipv6ExtensionTruncated)? >> 3;
             if offset > 0 {
-                return Ok(v6_flow(src, dst, (0, 0, next), len, true));
+                return Ok(v6_flow(src, dst, (0, 0, next), (len, ip_len), true));
             }
         }
         nh = next;
         payload = payload.tail(ext_len);
     }
     let (sp, dp) = ports(nh, payload)?;
-    Ok(v6_flow(src, dst, (sp, dp, nh), len, false))
+    Ok(v6_flow(src, dst, (sp, dp, nh), (len, ip_len), false))
 }
 
 fn v6_flow(
     src: [u8; 16],
     dst: [u8; 16],
     (sp, dp, proto): (u16, u16, u8),
-    len: u32,
+    (len, ip_len): (u32, u32),
     fragment: bool,
 ) -> Parsed {
     Parsed::Flow(Flow {
         key: FlowKey::v6(src, dst, sp, dp, proto),
         len,
+        ip_len,
         fragment,
     })
 }
@@ -623,6 +630,7 @@ mod tests {
         let want = Parsed::Flow(Flow {
             key: FlowKey::v4(S4, D4, 53, 5353, 17),
             len: 1000,
+            ip_len: 986,
             fragment: false,
         });
         assert_eq!(parse_frame(&f), Ok(want));
@@ -639,7 +647,11 @@ mod tests {
         let f6 = padded(cat(&[&eth(&[], 0x86dd), &v6(17, 946, &udp(7, 8))]), 1000);
         assert!(matches!(
             parse_frame_captured(&f6[..64], 1000),
-            Ok(Parsed::Flow(Flow { len: 1000, .. }))
+            Ok(Parsed::Flow(Flow {
+                len: 1000,
+                ip_len: 986,
+                ..
+            }))
         ));
         assert_eq!(
             parse_frame_captured(&f6[..64], 999),
@@ -648,9 +660,14 @@ mod tests {
         // The transport header must fit in the declared payload (20 bytes for TCP)
         // though only its ports are read.
         let tcp = padded(cat(&[&eth(&[], 0x0800), &v4(6, 0, 40, &udp(1, 2))]), 54);
+        // The IP length is what the header declares, padding not included.
         assert!(matches!(
             parse_frame_captured(&tcp[..38], 54),
-            Ok(Parsed::Flow(Flow { len: 54, .. }))
+            Ok(Parsed::Flow(Flow {
+                len: 54,
+                ip_len: 40,
+                ..
+            }))
         ));
         let short = padded(cat(&[&eth(&[], 0x0800), &v4(6, 0, 39, &udp(1, 2))]), 54);
         assert_eq!(
