@@ -1,5 +1,6 @@
 //! The flow-control protocol between the loxo sample firmware and `loxo replay`:
-//! small Ethernet frames of a local-experimental EtherType, **authenticated**.
+//! small Ethernet frames of a local-experimental EtherType, **authenticated**; and
+//! ([`datagram`]) the UDP datagrams that carry a device's sketches to a collector.
 //!
 //! Layout after the 14-byte Ethernet header: `b"LX"`, op (`u8`), 0 (`u8`), `seq`
 //! (`u32` LE), `value` (`u32` LE), `extra` (`u32` LE), then an 8-byte tag — 38 bytes,
@@ -50,6 +51,8 @@ use core::fmt;
 use core::hash::Hasher as _;
 
 use loxo_core::Seed;
+
+pub mod datagram;
 
 /// IEEE 802 local experimental EtherType 1.
 pub const ETHERTYPE: u16 = 0x88B5;

@@ -316,18 +316,97 @@ impl fmt::Debug for FlowKey {
     }
 }
 
+/// A protocol's usual name, for logs.
+pub const fn protocol_name(protocol: u8) -> Option<&'static str> {
+    match protocol {
+        1 => Some("icmp"),
+        2 => Some("igmp"),
+        6 => Some("tcp"),
+        17 => Some("udp"),
+        47 => Some("gre"),
+        50 => Some("esp"),
+        51 => Some("ah"),
+        58 => Some("icmpv6"),
+        89 => Some("ospf"),
+        132 => Some("sctp"),
+        _ => None,
+    }
+}
+
+/// `10.0.0.1:1234 -> 10.0.0.2:80 proto 6 (tcp)`: dotted IPv4, bracketed IPv6 in RFC
+/// 5952 text (lower-case hex, no leading zeros, the longest run of two or more zero
+/// groups as `::`), ports, the protocol number and its name when it has a common one
+/// — the [`Display`](fmt::Display) text plus the name.
 #[cfg(feature = "defmt")]
 impl defmt::Format for FlowKey {
     fn format(&self, f: defmt::Formatter<'_>) {
-        defmt::write!(
-            f,
-            "{=[u8]:02x}:{} -> {=[u8]:02x}:{} proto {}",
-            self.src_bytes(),
-            self.src_port(),
-            self.dst_bytes(),
-            self.dst_port(),
-            self.protocol()
-        );
+        defmt_addr(self.src_bytes(), f);
+        defmt::write!(f, ":{=u16} -> ", self.src_port());
+        defmt_addr(self.dst_bytes(), f);
+        defmt::write!(f, ":{=u16} proto {=u8}", self.dst_port(), self.protocol());
+        if let Some(name) = protocol_name(self.protocol()) {
+            defmt::write!(f, " ({=str})", name);
+        }
+    }
+}
+
+#[cfg(feature = "defmt")]
+fn defmt_addr(b: &[u8], f: defmt::Formatter<'_>) {
+    if let [a, b, c, d] = *b {
+        defmt::write!(f, "{=u8}.{=u8}.{=u8}.{=u8}", a, b, c, d);
+        return;
+    }
+    defmt::write!(f, "[");
+    v6_text(b, |p| match p {
+        V6Piece::Group(g) => defmt::write!(f, "{=u16:x}", g),
+        V6Piece::Colon => defmt::write!(f, ":"),
+        V6Piece::Compressed => defmt::write!(f, "::"),
+    });
+    defmt::write!(f, "]");
+}
+
+/// A piece of an IPv6 address's RFC 5952 text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(any(feature = "defmt", test)), allow(dead_code))]
+enum V6Piece {
+    /// A group, in lower-case hex without leading zeros.
+    Group(u16),
+    /// The separator between two groups.
+    Colon,
+    /// The longest run of two or more zero groups (the first such run on a tie).
+    Compressed,
+}
+
+/// The RFC 5952 text of the 16-byte address `b`, in pieces (no formatter needed, so
+/// the defmt log and the tests share it).
+#[cfg_attr(not(any(feature = "defmt", test)), allow(dead_code))]
+fn v6_text(b: &[u8], mut out: impl FnMut(V6Piece)) {
+    let mut g = [0u16; 8];
+    for (w, p) in g.iter_mut().zip(b.chunks_exact(2)) {
+        *w = u16::from_be_bytes([p[0], p[1]]);
+    }
+    let (mut start, mut len, mut run) = (8, 0, 0);
+    for (i, &w) in g.iter().enumerate() {
+        run = if w == 0 { run + 1 } else { 0 };
+        if run > len {
+            (start, len) = (i + 1 - run, run);
+        }
+    }
+    if len < 2 {
+        start = 8;
+    }
+    let mut i = 0;
+    while i < 8 {
+        if i == start {
+            out(V6Piece::Compressed);
+            i += len;
+            continue;
+        }
+        if i > 0 && i != start + len {
+            out(V6Piece::Colon);
+        }
+        out(V6Piece::Group(g[i]));
+        i += 1;
     }
 }
 
@@ -383,5 +462,42 @@ mod tests {
         let mut v4_as_v6 = v4;
         v4_as_v6.len = MAX_KEY_LEN as u8;
         assert_ne!(v4, v4_as_v6);
+    }
+
+    /// The log's IPv6 text is RFC 5952's, as `std` writes it, for addresses with every
+    /// pattern of zero groups (2^8 patterns, other groups small and large).
+    #[test]
+    fn v6_text_is_rfc5952() {
+        extern crate std;
+        use core::fmt::Write as _;
+        use std::string::String;
+        for zeros in 0u32..256 {
+            for fill in [1u16, 0xabc, 0xffff] {
+                let mut b = [0u8; 16];
+                for i in 0..8 {
+                    if zeros & (1 << i) == 0 {
+                        let v = fill.wrapping_add(i as u16);
+                        b[2 * i..2 * i + 2].copy_from_slice(&v.max(1).to_be_bytes());
+                    }
+                }
+                let mut text = String::new();
+                v6_text(&b, |p| {
+                    let _ = match p {
+                        V6Piece::Group(g) => write!(text, "{g:x}"),
+                        V6Piece::Colon => write!(text, ":"),
+                        V6Piece::Compressed => write!(text, "::"),
+                    };
+                });
+                assert_eq!(text, std::format!("{}", Ipv6Addr::from(b)), "{b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn protocol_names() {
+        assert_eq!(protocol_name(6), Some("tcp"));
+        assert_eq!(protocol_name(17), Some("udp"));
+        assert_eq!(protocol_name(58), Some("icmpv6"));
+        assert_eq!(protocol_name(253), None);
     }
 }

@@ -33,7 +33,7 @@ mod key;
 mod parse;
 mod theta;
 
-pub use key::{FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
+pub use key::{protocol_name, FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
     Bounds, ByteWeight, Config, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, OtherSketch,
     RankedSketch, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,

@@ -479,6 +479,15 @@ impl<const N: usize> FlowMonitor<N> {
         &self.flows
     }
 
+    /// The current epoch's top-k candidates (Space-Saving over flow keys, counts in
+    /// the ranking measure); valid until [`end_epoch`](Self::end_epoch). A device
+    /// encodes it with `SpaceSaving::encode_into::<38>` (the wire kind
+    /// `space-saving`, keys as [`FlowKey`]'s 38 wire bytes) to ship it to a
+    /// collector, where the summaries of many devices merge into a fleet top-k.
+    pub const fn top(&self) -> &SpaceSaving<FlowKey, N> {
+        &self.top
+    }
+
     /// Feeds one frame. Returns `true` when the configured packet count closes the epoch:
     /// the caller then calls [`FlowMonitor::end_epoch`]. The same as
     /// [`feed_captured`](Self::feed_captured)`(frame, frame.len())`.
