@@ -1,0 +1,406 @@
+//! [`Exporter`]: an epoch's [`Report`] as a sequence of IPFIX messages, one at a time
+//! into the caller's buffer.
+
+use loxo_flow::{ByteWeight, Report};
+
+use crate::ie::{self, EPOCH_TEMPLATE_ID};
+use crate::message::{MessageHeader, MessageRepr, HEADER_LEN};
+use crate::record::{EpochRecord, FlowRecord};
+use crate::set::{SetHeader, OPTIONS_TEMPLATE_SET_ID, SET_HEADER_LEN, TEMPLATE_SET_ID};
+use crate::Error;
+
+/// Exporter configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// The device's observation domain (RFC 7011 §3.1): collectors keep templates and
+    /// sequence numbers per domain, so every device exporting to one collector needs
+    /// its own.
+    pub observation_domain_id: u32,
+    /// Largest message, in bytes: the UDP payload that fits the path MTU without
+    /// fragmentation (1472 on a 1500-byte Ethernet MTU over IPv4, 1452 over IPv6). At
+    /// least [`min_message_len`](Self::min_message_len).
+    pub max_message_len: u16,
+    /// Re-send the templates in the first message after this many messages (counting
+    /// the one that carried them); 0 = never by count.
+    pub template_refresh_messages: u32,
+    /// Re-send the templates in the first message at least this many seconds of export
+    /// time after they were last sent; 0 = never by time. With both 0 the templates go
+    /// out in the first message only, which over UDP a collector that restarts never
+    /// recovers from (RFC 7011 §8.4): keep one of them.
+    pub template_refresh_seconds: u32,
+    /// Send an epoch options record (the report's totals) with each report.
+    pub epoch_records: bool,
+}
+
+impl Config {
+    /// Domain 1, 1472-byte messages (1500-byte MTU, IPv4), templates every 20 messages
+    /// and every 600 s, epoch records on.
+    pub const DEFAULT: Self = Self {
+        observation_domain_id: 1,
+        max_message_len: 1472,
+        template_refresh_messages: 20,
+        template_refresh_seconds: 600,
+        epoch_records: true,
+    };
+
+    /// Bytes of the template sets: 188 (the two flow templates), plus 142 for the
+    /// epoch options template when [`epoch_records`](Self::epoch_records) is on.
+    pub const fn templates_len(&self) -> usize {
+        let flows = SET_HEADER_LEN + ie::FLOW_V4.wire_len() + ie::FLOW_V6.wire_len();
+        if self.epoch_records {
+            flows + SET_HEADER_LEN + ie::EPOCH.wire_len()
+        } else {
+            flows
+        }
+    }
+
+    /// The smallest maximum message length: a header, the templates and one data set
+    /// of the largest record (so that every message makes progress, whether or not it
+    /// carries templates) — 471 bytes with epoch records, 316 without.
+    pub const fn min_message_len(&self) -> u16 {
+        let largest = if self.epoch_records {
+            EpochRecord::WIRE_LEN
+        } else {
+            108
+        };
+        (HEADER_LEN + self.templates_len() + SET_HEADER_LEN + largest) as u16
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// When a report was observed and exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Times {
+    /// Export time: seconds since 1970-01-01 UTC (the message header's).
+    pub export_time: u32,
+    /// Start of the epoch's observation: ms since 1970-01-01 UTC
+    /// (`flowStartMilliseconds` of every elephant).
+    pub start_ms: u64,
+    /// End of the epoch's observation (`flowEndMilliseconds`).
+    pub end_ms: u64,
+}
+
+/// When the templates were last sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sent {
+    /// Messages since, counting the one that carried them.
+    messages: u32,
+    /// Export time of that message.
+    at: u32,
+}
+
+/// An IPFIX exporting process for one observation domain over UDP: sequence numbers,
+/// template refresh, messages no longer than the MTU allows.
+///
+/// Each report becomes messages through [`messages`](Self::messages): the first one
+/// (after the templates, when due) carries the epoch's options record, then the
+/// elephants in report order, each data set holding consecutive records of one family
+/// and a new message started whenever the next record does not fit. The header's
+/// sequence number is the count of data records (flow and epoch records) sent before
+/// the message, mod 2³² (RFC 7011 §3.1).
+///
+/// Memory: 32 bytes. Cost: one pass over the report, writing each record once; no
+/// allocation, no panic from any report or buffer.
+///
+/// ```
+/// use loxo_flow::{ByteWeight, Config as MonitorConfig, FlowMonitor, Report};
+/// use loxo_ipfix::{Config, Exporter, Times};
+///
+/// let mut monitor = FlowMonitor::new(MonitorConfig {
+///     byte_weight: ByteWeight::Ip, // octetDeltaCount counts IP bytes
+///     ..MonitorConfig::DEFAULT
+/// });
+/// let mut frame = [0u8; 60];
+/// frame[12..14].copy_from_slice(&[0x08, 0x00]);
+/// frame[14] = 0x45;
+/// frame[17] = 46; // IP total length 46
+/// frame[23] = 17; // UDP
+/// monitor.feed(&frame);
+/// let mut report = Report::new();
+/// monitor.end_epoch(&mut report);
+///
+/// let mut exporter = Exporter::new(Config::DEFAULT)?;
+/// let times = Times { export_time: 1_700_000_000, start_ms: 1_699_999_990_000, end_ms: 1_700_000_000_000 };
+/// let mut msgs = exporter.messages(&report, times)?;
+/// let mut buf = [0u8; 1472];
+/// let mut sent = 0;
+/// while let Some(len) = msgs.next_into(&mut buf)? {
+///     sent += len; // udp.send(&buf[..len])
+/// }
+/// assert_eq!(sent, 16 + 330 + 4 + 121 + 4 + 84); // templates, epoch record, one flow
+/// assert_eq!(exporter.sequence_number(), 2);
+/// # Ok::<(), loxo_ipfix::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exporter {
+    config: Config,
+    sequence: u32,
+    templates: Option<Sent>,
+}
+
+impl Exporter {
+    /// An exporter; its first message will carry the templates.
+    ///
+    /// # Errors
+    /// [`Error::MessageTooSmall`] when `config.max_message_len` is below
+    /// [`Config::min_message_len`].
+    pub const fn new(config: Config) -> Result<Self, Error> {
+        let min = config.min_message_len();
+        if config.max_message_len < min {
+            return Err(Error::MessageTooSmall { min });
+        }
+        Ok(Self {
+            config,
+            sequence: 0,
+            templates: None,
+        })
+    }
+
+    /// The configuration.
+    pub const fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Data records sent so far, mod 2³²: the next message's sequence number.
+    pub const fn sequence_number(&self) -> u32 {
+        self.sequence
+    }
+
+    /// Sends the templates again in the next message (e.g. when the link comes back).
+    pub fn resend_templates(&mut self) {
+        self.templates = None;
+    }
+
+    /// The messages of `report`, observed and exported at `times`: call
+    /// [`Messages::next_into`] until it returns `None`.
+    ///
+    /// # Errors
+    /// [`Error::NotIpBytes`] when the report's bytes are not IP bytes
+    /// (`Report::byte_weight` is not [`ByteWeight::Ip`]).
+    pub fn messages<'a>(
+        &'a mut self,
+        report: &'a Report,
+        times: Times,
+    ) -> Result<Messages<'a>, Error> {
+        if report.byte_weight != ByteWeight::Ip {
+            return Err(Error::NotIpBytes);
+        }
+        let epoch_pending = self.config.epoch_records;
+        Ok(Messages {
+            exporter: self,
+            report,
+            times,
+            next: 0,
+            epoch_pending,
+            done: false,
+        })
+    }
+
+    fn templates_due(&self, now: u32) -> bool {
+        let c = &self.config;
+        self.templates.is_none_or(|s| {
+            c.template_refresh_messages != 0 && s.messages >= c.template_refresh_messages
+                || c.template_refresh_seconds != 0
+                    && now.wrapping_sub(s.at) >= c.template_refresh_seconds
+        })
+    }
+
+    fn note_message(&mut self, with_templates: bool, now: u32, records: u32) {
+        self.sequence = self.sequence.wrapping_add(records);
+        self.templates = match self.templates {
+            Some(s) if !with_templates => Some(Sent {
+                messages: s.messages.saturating_add(1),
+                at: s.at,
+            }),
+            _ => Some(Sent {
+                messages: 1,
+                at: now,
+            }),
+        };
+    }
+}
+
+/// The messages of one report; see [`Exporter::messages`].
+#[derive(Debug)]
+pub struct Messages<'a> {
+    exporter: &'a mut Exporter,
+    report: &'a Report,
+    times: Times,
+    /// The next elephant to send.
+    next: usize,
+    epoch_pending: bool,
+    done: bool,
+}
+
+impl Messages<'_> {
+    /// Writes the next message into `buf` and returns its length, or `None` when the
+    /// report is sent. A message is at most `min(buf.len(), max_message_len)` bytes.
+    ///
+    /// A report with nothing to send (no elephant, epoch records off) yields no
+    /// message unless the templates are due.
+    ///
+    /// # Errors
+    /// [`Error::BufferTooSmall`] when `buf` is shorter than
+    /// [`Config::min_message_len`] (nothing is sent; a larger buffer may follow).
+    pub fn next_into(&mut self, buf: &mut [u8]) -> Result<Option<usize>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let config = self.exporter.config;
+        let min = config.min_message_len();
+        let limit = buf.len().min(usize::from(config.max_message_len));
+        if limit < usize::from(min) {
+            return Err(Error::BufferTooSmall { min });
+        }
+        let buf = buf.get_mut(..limit).unwrap_or(&mut []);
+        let now = self.times.export_time;
+        let with_templates = self.exporter.templates_due(now);
+        let mut at = HEADER_LEN;
+        if with_templates {
+            at += write_templates(buf.get_mut(at..).unwrap_or(&mut []), &config);
+        }
+        let mut records = 0u32;
+        if self.epoch_pending && at + SET_HEADER_LEN + EpochRecord::WIRE_LEN <= limit {
+            let r = EpochRecord::from_report(
+                self.report,
+                config.observation_domain_id,
+                self.times.start_ms,
+                self.times.end_ms,
+            );
+            let n = r.emit(buf.get_mut(at + SET_HEADER_LEN..).unwrap_or(&mut []));
+            close_set(buf, at, EPOCH_TEMPLATE_ID, SET_HEADER_LEN + n);
+            at += SET_HEADER_LEN + n;
+            records += 1;
+            self.epoch_pending = false;
+        }
+        // The data set being filled: (start, template ID).
+        let mut open: Option<(usize, u16)> = None;
+        while let Some(e) = self.report.elephants.get(self.next) {
+            let r = FlowRecord::from_elephant(
+                e,
+                self.report.epoch,
+                self.times.start_ms,
+                self.times.end_ms,
+            );
+            let id = r.template().id;
+            let same = matches!(open, Some((_, o)) if o == id);
+            let need = r.wire_len() + if same { 0 } else { SET_HEADER_LEN };
+            if at + need > limit {
+                break;
+            }
+            if !same {
+                if let Some((start, o)) = open {
+                    close_set(buf, start, o, at - start);
+                }
+                open = Some((at, id));
+                at += SET_HEADER_LEN;
+            }
+            at += r.emit(buf.get_mut(at..).unwrap_or(&mut []));
+            records += 1;
+            self.next += 1;
+        }
+        if let Some((start, o)) = open {
+            close_set(buf, start, o, at - start);
+        }
+        if !self.epoch_pending && self.next >= self.report.elephants.len() {
+            self.done = true;
+        }
+        if at == HEADER_LEN {
+            self.done = true;
+            return Ok(None);
+        }
+        MessageRepr {
+            length: at as u16,
+            export_time: now,
+            sequence_number: self.exporter.sequence,
+            observation_domain_id: config.observation_domain_id,
+        }
+        .emit(&mut MessageHeader::new_unchecked(&mut *buf));
+        self.exporter.note_message(with_templates, now, records);
+        Ok(Some(at))
+    }
+}
+
+/// Writes the set header of the set at `start`, `len` bytes long.
+fn close_set(buf: &mut [u8], start: usize, id: u16, len: usize) {
+    let mut s = SetHeader::new_unchecked(buf.get_mut(start..).unwrap_or(&mut []));
+    s.set_set_id(id);
+    s.set_length(len as u16);
+}
+
+/// Writes the template set (and the options template set) at the start of `buf`;
+/// returns [`Config::templates_len`].
+fn write_templates(buf: &mut [u8], config: &Config) -> usize {
+    let mut at = SET_HEADER_LEN;
+    for t in [ie::FLOW_V4, ie::FLOW_V6] {
+        at += t.emit(buf.get_mut(at..).unwrap_or(&mut []));
+    }
+    close_set(buf, 0, TEMPLATE_SET_ID, at);
+    if config.epoch_records {
+        let start = at;
+        at += SET_HEADER_LEN;
+        at += ie::EPOCH.emit(buf.get_mut(at..).unwrap_or(&mut []));
+        close_set(buf, start, OPTIONS_TEMPLATE_SET_ID, at - start);
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        let c = Config::DEFAULT;
+        assert_eq!(c.templates_len(), 330);
+        assert_eq!(c.min_message_len(), 471);
+        let c = Config {
+            epoch_records: false,
+            ..c
+        };
+        assert_eq!(c.templates_len(), 188);
+        assert_eq!(c.min_message_len(), 316);
+        assert_eq!(
+            core::mem::size_of::<Exporter>(),
+            32,
+            "pin the documented size"
+        );
+    }
+
+    #[test]
+    fn refuses_small_messages_and_wire_bytes() {
+        let c = Config {
+            max_message_len: 470,
+            ..Config::DEFAULT
+        };
+        assert_eq!(Exporter::new(c), Err(Error::MessageTooSmall { min: 471 }));
+        let mut x = Exporter::new(Config::DEFAULT).unwrap_or_else(|_| unreachable!());
+        let r = Report::new();
+        assert_eq!(
+            x.messages(&r, Times::default()).err(),
+            Some(Error::NotIpBytes)
+        );
+        let r = Report {
+            byte_weight: ByteWeight::Ip,
+            ..Report::new()
+        };
+        let mut m = x
+            .messages(&r, Times::default())
+            .unwrap_or_else(|_| unreachable!());
+        let mut small = [0u8; 470];
+        assert_eq!(
+            m.next_into(&mut small),
+            Err(Error::BufferTooSmall { min: 471 })
+        );
+        let mut b = [0u8; 2000];
+        // Templates and the epoch record, in a message no longer than 1472.
+        assert_eq!(m.next_into(&mut b), Ok(Some(16 + 330 + 125)));
+        assert_eq!(m.next_into(&mut b), Ok(None));
+        assert_eq!(x.sequence_number(), 1);
+    }
+}

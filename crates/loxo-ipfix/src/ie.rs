@@ -1,0 +1,192 @@
+//! Information elements (RFC 7012 and the IANA IPFIX registry), loxo's
+//! enterprise-specific elements, and the three templates loxo exports.
+//!
+//! The templates are fixed (their layout is the contract documented in
+//! `docs/ipfix.md`): records are fixed-length, every integer in its full size.
+
+use crate::template::{FieldSpec, Template};
+
+/// IANA-assigned information elements loxo exports (ID, abstract type, size).
+pub mod iana {
+    /// `octetDeltaCount` (unsigned64): IP bytes, header + payload, of the flow's packets
+    /// in the observation interval.
+    pub const OCTET_DELTA_COUNT: u16 = 1;
+    /// `packetDeltaCount` (unsigned64).
+    pub const PACKET_DELTA_COUNT: u16 = 2;
+    /// `protocolIdentifier` (unsigned8): the IP protocol (IPv6: the last next header).
+    pub const PROTOCOL_IDENTIFIER: u16 = 4;
+    /// `sourceTransportPort` (unsigned16): TCP, UDP and SCTP only, else 0.
+    pub const SOURCE_TRANSPORT_PORT: u16 = 7;
+    /// `sourceIPv4Address` (ipv4Address).
+    pub const SOURCE_IPV4_ADDRESS: u16 = 8;
+    /// `destinationTransportPort` (unsigned16): TCP, UDP and SCTP only, else 0.
+    pub const DESTINATION_TRANSPORT_PORT: u16 = 11;
+    /// `destinationIPv4Address` (ipv4Address).
+    pub const DESTINATION_IPV4_ADDRESS: u16 = 12;
+    /// `sourceIPv6Address` (ipv6Address).
+    pub const SOURCE_IPV6_ADDRESS: u16 = 27;
+    /// `destinationIPv6Address` (ipv6Address).
+    pub const DESTINATION_IPV6_ADDRESS: u16 = 28;
+    /// `icmpTypeCodeIPv4` (unsigned16): type · 256 + code of an ICMP flow.
+    pub const ICMP_TYPE_CODE_IPV4: u16 = 32;
+    /// `icmpTypeCodeIPv6` (unsigned16): type · 256 + code of an ICMPv6 flow.
+    pub const ICMP_TYPE_CODE_IPV6: u16 = 139;
+    /// `observationDomainId` (unsigned32): the scope of loxo's epoch options record.
+    pub const OBSERVATION_DOMAIN_ID: u16 = 149;
+    /// `flowStartMilliseconds` (dateTimeMilliseconds).
+    pub const FLOW_START_MILLISECONDS: u16 = 152;
+    /// `flowEndMilliseconds` (dateTimeMilliseconds).
+    pub const FLOW_END_MILLISECONDS: u16 = 153;
+    /// `monitoringIntervalStartMilliSeconds` (dateTimeMilliseconds).
+    pub const MONITORING_INTERVAL_START_MILLISECONDS: u16 = 359;
+    /// `monitoringIntervalEndMilliSeconds` (dateTimeMilliseconds).
+    pub const MONITORING_INTERVAL_END_MILLISECONDS: u16 = 360;
+}
+
+/// The private enterprise number loxo's own elements are scoped by: 32473, which
+/// RFC 5612 reserves for documentation and examples. loxo has no PEN of its own; a
+/// documentation number cannot collide with a real enterprise's elements, which
+/// borrowing another project's number could. Collectors show the elements as
+/// enterprise 32473 (Wireshark: "Example Enterprise").
+pub const LOXO_PEN: u32 = 32473;
+
+/// loxo's enterprise-specific elements (enterprise bit set, [`LOXO_PEN`]).
+pub mod loxo {
+    /// `loxoOctetLower` (unsigned64): lower bound on the flow's IP bytes.
+    pub const OCTET_LOWER: u16 = 1;
+    /// `loxoOctetUpper` (unsigned64): upper bound on the flow's IP bytes (always holds).
+    pub const OCTET_UPPER: u16 = 2;
+    /// `loxoPacketLower` (unsigned64): lower bound on the flow's packets.
+    pub const PACKET_LOWER: u16 = 3;
+    /// `loxoPacketUpper` (unsigned64): upper bound on the flow's packets (always holds).
+    pub const PACKET_UPPER: u16 = 4;
+    /// `loxoElephantFlags` (unsigned8, flags): see [`crate::flags`].
+    pub const ELEPHANT_FLAGS: u16 = 5;
+    /// `loxoEpoch` (unsigned32): the monitor's epoch number.
+    pub const EPOCH: u16 = 6;
+    /// `loxoFrames` (unsigned64): frames seen in the epoch, of every kind.
+    pub const FRAMES: u16 = 10;
+    /// `loxoPackets` (unsigned64): IP packets in the epoch.
+    pub const PACKETS: u16 = 11;
+    /// `loxoOctets` (unsigned64): IP bytes (header + payload) in the epoch.
+    pub const OCTETS: u16 = 12;
+    /// `loxoFragments` (unsigned64): non-first fragments among the packets.
+    pub const FRAGMENTS: u16 = 13;
+    /// `loxoNotIp` (unsigned64): frames that are not IP.
+    pub const NOT_IP: u16 = 14;
+    /// `loxoMalformed` (unsigned64): malformed frames, every reason.
+    pub const MALFORMED: u16 = 15;
+    /// `loxoDistinctFlows` (unsigned64): HyperLogLog estimate of distinct flows.
+    pub const DISTINCT_FLOWS: u16 = 16;
+    /// `loxoDistinctSources` (unsigned64): HyperLogLog estimate of distinct sources.
+    pub const DISTINCT_SOURCES: u16 = 17;
+    /// `loxoNewFlows` (unsigned64): flows not seen in this or the previous epoch.
+    pub const NEW_FLOWS: u16 = 18;
+    /// `loxoElephantsLeftOut` (unsigned32): elephants that did not fit in the report.
+    pub const ELEPHANTS_LEFT_OUT: u16 = 19;
+    /// `loxoEpochFlags` (unsigned8, flags): see [`crate::flags`].
+    pub const EPOCH_FLAGS: u16 = 20;
+    /// `loxoThetaNumerator` (unsigned64): θ = numerator / denominator.
+    pub const THETA_NUMERATOR: u16 = 21;
+    /// `loxoThetaDenominator` (unsigned64).
+    pub const THETA_DENOMINATOR: u16 = 22;
+    /// `loxoElephants` (unsigned32): elephant records the epoch exports.
+    pub const ELEPHANTS: u16 = 23;
+}
+
+/// Template ID of IPv4 elephant records.
+pub const FLOW_V4_TEMPLATE_ID: u16 = 256;
+/// Template ID of IPv6 elephant records.
+pub const FLOW_V6_TEMPLATE_ID: u16 = 257;
+/// Template ID of the per-epoch options record.
+pub const EPOCH_TEMPLATE_ID: u16 = 258;
+
+const fn iana(id: u16, len: u16) -> FieldSpec {
+    FieldSpec::iana(id, len)
+}
+
+const fn ours(id: u16, len: u16) -> FieldSpec {
+    FieldSpec::enterprise(id, len, LOXO_PEN)
+}
+
+/// The fields that follow the addresses in both flow templates.
+macro_rules! flow_fields {
+    ($src:expr, $dst:expr, $addr:expr, $icmp:expr) => {
+        [
+            iana($src, $addr),
+            iana($dst, $addr),
+            iana(iana::SOURCE_TRANSPORT_PORT, 2),
+            iana(iana::DESTINATION_TRANSPORT_PORT, 2),
+            iana(iana::PROTOCOL_IDENTIFIER, 1),
+            iana($icmp, 2),
+            iana(iana::OCTET_DELTA_COUNT, 8),
+            iana(iana::PACKET_DELTA_COUNT, 8),
+            iana(iana::FLOW_START_MILLISECONDS, 8),
+            iana(iana::FLOW_END_MILLISECONDS, 8),
+            ours(loxo::OCTET_LOWER, 8),
+            ours(loxo::OCTET_UPPER, 8),
+            ours(loxo::PACKET_LOWER, 8),
+            ours(loxo::PACKET_UPPER, 8),
+            ours(loxo::ELEPHANT_FLAGS, 1),
+            ours(loxo::EPOCH, 4),
+        ]
+    };
+}
+
+const FLOW_V4_FIELDS: [FieldSpec; 16] = flow_fields!(
+    iana::SOURCE_IPV4_ADDRESS,
+    iana::DESTINATION_IPV4_ADDRESS,
+    4,
+    iana::ICMP_TYPE_CODE_IPV4
+);
+
+const FLOW_V6_FIELDS: [FieldSpec; 16] = flow_fields!(
+    iana::SOURCE_IPV6_ADDRESS,
+    iana::DESTINATION_IPV6_ADDRESS,
+    16,
+    iana::ICMP_TYPE_CODE_IPV6
+);
+
+const EPOCH_FIELDS: [FieldSpec; 18] = [
+    iana(iana::OBSERVATION_DOMAIN_ID, 4),
+    iana(iana::MONITORING_INTERVAL_START_MILLISECONDS, 8),
+    iana(iana::MONITORING_INTERVAL_END_MILLISECONDS, 8),
+    ours(loxo::EPOCH, 4),
+    ours(loxo::FRAMES, 8),
+    ours(loxo::PACKETS, 8),
+    ours(loxo::OCTETS, 8),
+    ours(loxo::FRAGMENTS, 8),
+    ours(loxo::NOT_IP, 8),
+    ours(loxo::MALFORMED, 8),
+    ours(loxo::DISTINCT_FLOWS, 8),
+    ours(loxo::DISTINCT_SOURCES, 8),
+    ours(loxo::NEW_FLOWS, 8),
+    ours(loxo::ELEPHANTS_LEFT_OUT, 4),
+    ours(loxo::EPOCH_FLAGS, 1),
+    ours(loxo::THETA_NUMERATOR, 8),
+    ours(loxo::THETA_DENOMINATOR, 8),
+    ours(loxo::ELEPHANTS, 4),
+];
+
+/// IPv4 elephants: 16 fields, 84-byte records.
+pub const FLOW_V4: Template<'static> = Template::new(FLOW_V4_TEMPLATE_ID, 0, &FLOW_V4_FIELDS);
+/// IPv6 elephants: 16 fields, 108-byte records.
+pub const FLOW_V6: Template<'static> = Template::new(FLOW_V6_TEMPLATE_ID, 0, &FLOW_V6_FIELDS);
+/// The epoch's totals, an options template scoped by `observationDomainId`: 18
+/// fields, 121-byte records.
+pub const EPOCH: Template<'static> = Template::new(EPOCH_TEMPLATE_ID, 1, &EPOCH_FIELDS);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_sizes() {
+        assert_eq!(FLOW_V4.record_len(), Some(84));
+        assert_eq!(FLOW_V6.record_len(), Some(108));
+        assert_eq!(EPOCH.record_len(), Some(121));
+        assert_eq!(FLOW_V4.wire_len(), 4 + 10 * 4 + 6 * 8);
+        assert_eq!(FLOW_V6.wire_len(), 92);
+        assert_eq!(EPOCH.wire_len(), 6 + 3 * 4 + 15 * 8);
+    }
+}
