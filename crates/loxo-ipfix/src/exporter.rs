@@ -403,4 +403,25 @@ mod tests {
         assert_eq!(m.next_into(&mut b), Ok(None));
         assert_eq!(x.sequence_number(), 1);
     }
+
+    #[test]
+    fn sequence_number_wraps() {
+        let mut x = Exporter {
+            sequence: u32::MAX - 1,
+            ..Exporter::new(Config::DEFAULT).unwrap_or_else(|_| unreachable!())
+        };
+        let mut r = Report {
+            byte_weight: ByteWeight::Ip,
+            ..Report::new()
+        };
+        let _ = r.elephants.push(loxo_flow::Elephant::default());
+        let _ = r.elephants.push(loxo_flow::Elephant::default());
+        let mut m = x
+            .messages(&r, Times::default())
+            .unwrap_or_else(|_| unreachable!());
+        let mut b = [0u8; 1472];
+        assert!(matches!(m.next_into(&mut b), Ok(Some(_))));
+        assert_eq!(b[8..12], [0xff, 0xff, 0xff, 0xfe]);
+        assert_eq!(x.sequence_number(), 1, "3 records after 2^32 - 2");
+    }
 }
