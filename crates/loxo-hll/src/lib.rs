@@ -1,5 +1,5 @@
-//! HyperLogLog distinct counting for firmware: [`Hll<P>`], `#![no_std]`, no
-//! allocation, storage inline in the value.
+//! HyperLogLog and UltraLogLog distinct counting for firmware: [`Hll<P>`] and
+//! [`Ull<P>`], `#![no_std]`, no allocation, storage inline in the value.
 //!
 //! "How many distinct flows (sources, destinations…) did this link see?" in
 //! `0.75 · 2^P` bytes of registers, within a relative standard error of
@@ -25,6 +25,13 @@
 //! * [`Hll::merge`] (same precision, register max, seed-checked) and
 //!   [`Hll::merge_from`] / [`Hll::fold`] (a finer sketch into a coarser one; the
 //!   other direction does not compile).
+//! * [`Ull<P>`]: UltraLogLog (Ertl 2024), one byte per register (`2^P + 80` bytes),
+//!   relative standard error `0.782/√m` (FGRA, O(1)), `0.761/√m` (maximum
+//!   likelihood) or `0.658/√m` (martingale, inserts only): the error of an `Hll` in
+//!   about 25 % less memory (memory × variance 4.90 bits against 6.49). Same digest,
+//!   same merge / fold API, and [`Ull::to_hll`] gives the `Hll` of the same keys for
+//!   Redis or DataSketches export. Register bytes equal hash4j's (the reference
+//!   implementation) for the same 64-bit hashes.
 //!
 //! ```
 //! use loxo_core::Seed;
@@ -52,8 +59,11 @@ mod estimator;
 mod hll;
 mod precision;
 mod registers;
+mod ull;
+mod ull_estimator;
 mod wire;
 
 pub use hll::Hll;
 pub use precision::{FoldsInto, Precision, SupportedPrecision};
 pub use registers::Registers;
+pub use ull::Ull;

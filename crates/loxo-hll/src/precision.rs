@@ -1,4 +1,5 @@
-//! Compile-time precision checking: which `P` an [`Hll<P>`](crate::Hll) accepts.
+//! Compile-time precision checking: which `P` an [`Hll<P>`](crate::Hll) or a
+//! [`Ull<P>`](crate::Ull) accepts.
 //!
 //! Stable Rust cannot size an array by an expression of a const parameter
 //! (`[u8; 3 << (P - 2)]` needs `generic_const_exprs`). Instead the marker type
@@ -16,6 +17,11 @@
 //! ```compile_fail,E0277
 //! // P = 19 would need 384 KiB of registers: rejected at compile time.
 //! let _ = loxo_hll::Hll::<19>::new(loxo_core::Seed::new(1, 2));
+//! ```
+//!
+//! ```compile_fail,E0277
+//! // The same range for UltraLogLog (512 KiB at P = 19).
+//! let _ = loxo_hll::Ull::<19>::new(loxo_core::Seed::new(1, 2));
 //! ```
 
 /// Zero-sized marker carrying a precision `P` (m = 2^P registers) in the type system.
@@ -44,6 +50,16 @@ pub trait SupportedPrecision: sealed::Sealed {
         + core::fmt::Debug;
     /// The all-zero register array (the empty sketch).
     const ZERO: Self::Registers;
+    /// The [`Ull`](crate::Ull) register storage: `[u8; 2^P]`, one byte per register.
+    type UllRegisters: AsRef<[u8]>
+        + AsMut<[u8]>
+        + Clone
+        + PartialEq
+        + Eq
+        + core::hash::Hash
+        + core::fmt::Debug;
+    /// The all-zero [`Ull`](crate::Ull) register array (the empty sketch).
+    const ULL_ZERO: Self::UllRegisters;
 }
 
 /// Implemented by [`Precision<P>`] for every supported `Q < P`: an
@@ -79,6 +95,9 @@ macro_rules! supported {
             // a `Box`, a task's stack): its size is the sketch's documented size.
             #[allow(clippy::large_stack_arrays)]
             const ZERO: Self::Registers = [0; 3 << ($p - 2)];
+            type UllRegisters = [u8; 1 << $p];
+            #[allow(clippy::large_stack_arrays)]
+            const ULL_ZERO: Self::UllRegisters = [0; 1 << $p];
         }
     )*};
 }
