@@ -7,6 +7,10 @@
 //! digits each, are read from the environment at build time (`cargo xtask demo`
 //! keeps them in `out/`); when unset, each is drawn from the build host's
 //! `/dev/urandom`, so no two builds share them and none is in the repository.
+//!
+//! The network (`LOXO_DEVICE_IP`, `LOXO_DEVICE_PREFIX`, `LOXO_COLLECTOR_IP`,
+//! `LOXO_GATEWAY_IP`, `LOXO_OBSERVATION_DOMAIN`) is set at build time too, with
+//! defaults that match `loxo replay`'s demo network.
 use std::{env, fs, io::Read, path::PathBuf};
 
 /// 16 bytes from `var` (32 hex digits), or random ones; and where they came from.
@@ -33,6 +37,31 @@ fn provisioned(var: &str) -> ([u8; 16], &'static str) {
     (b, "random at build time")
 }
 
+/// An IPv4 address from `var` (dotted quad), or `default`.
+fn ipv4(var: &str, default: [u8; 4]) -> [u8; 4] {
+    println!("cargo:rerun-if-env-changed={var}");
+    match env::var(var) {
+        Ok(s) => s
+            .trim()
+            .parse::<std::net::Ipv4Addr>()
+            .unwrap_or_else(|e| panic!("{var}={s}: {e}"))
+            .octets(),
+        Err(_) => default,
+    }
+}
+
+/// A number from `var`, or `default`.
+fn number(var: &str, default: u32) -> u32 {
+    println!("cargo:rerun-if-env-changed={var}");
+    match env::var(var) {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{var}={s}: {e}")),
+        Err(_) => default,
+    }
+}
+
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
     let memory = include_str!("link/memory.x");
@@ -53,6 +82,29 @@ fn main() {
              pub(crate) const DEVICE_SEED_SOURCE: &str = \"{seed_src}\";\n\
              /// The control channel's authentication key ({key_src}).\n\
              pub(crate) const CONTROL_KEY: loxo_core::Seed = loxo_core::Seed::from_bytes({key:?});\n"
+        ),
+    );
+    // The network, set at build time (defaults: QEMU's user-network plan, which
+    // `loxo replay` plays: the device 10.0.2.15/24, the collector and gateway 10.0.2.2).
+    let ip = ipv4("LOXO_DEVICE_IP", [10, 0, 2, 15]);
+    let prefix = number("LOXO_DEVICE_PREFIX", 24);
+    assert!(prefix <= 32, "LOXO_DEVICE_PREFIX must be 0..=32");
+    let collector = ipv4("LOXO_COLLECTOR_IP", [10, 0, 2, 2]);
+    let gateway = ipv4("LOXO_GATEWAY_IP", [10, 0, 2, 2]);
+    let domain = number("LOXO_OBSERVATION_DOMAIN", 1);
+    let _ = fs::write(
+        out.join("network.rs"),
+        format!(
+            "/// The device's IPv4 address (`LOXO_DEVICE_IP`).\n\
+             pub(crate) const DEVICE_IP: [u8; 4] = {ip:?};\n\
+             /// Its prefix length (`LOXO_DEVICE_PREFIX`).\n\
+             pub(crate) const DEVICE_PREFIX: u8 = {prefix};\n\
+             /// Where IPFIX and sketches go (`LOXO_COLLECTOR_IP`).\n\
+             pub(crate) const COLLECTOR_IP: [u8; 4] = {collector:?};\n\
+             /// The default route (`LOXO_GATEWAY_IP`).\n\
+             pub(crate) const GATEWAY_IP: [u8; 4] = {gateway:?};\n\
+             /// The IPFIX observation domain and sketch device id (`LOXO_OBSERVATION_DOMAIN`).\n\
+             pub(crate) const OBSERVATION_DOMAIN: u32 = {domain};\n"
         ),
     );
     println!("cargo:rustc-link-search={}", out.display());

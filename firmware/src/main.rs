@@ -12,21 +12,24 @@
 mod board;
 #[cfg(feature = "costs")]
 mod costs;
+mod net;
 /// The device seed and control key, provisioned at build time (`build.rs`).
 mod provisioning {
     include!(concat!(env!("OUT_DIR"), "/provisioning.rs"));
+    include!(concat!(env!("OUT_DIR"), "/network.rs"));
 }
 
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug;
 use defmt_semihosting as _;
 use embedded_hal::digital::OutputPin;
-use loxo_flow::{Config, EpochPolicy, FlowMonitor, ParseError, Report, ShareOf, Theta};
+use loxo_flow::{ByteWeight, Config, EpochPolicy, FlowMonitor, ParseError, Report, ShareOf, Theta};
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
 use loxo_control::{Control, Guard};
-use provisioning::{CONTROL_KEY, DEVICE_SEED, DEVICE_SEED_SOURCE};
+use net::{Net, NetStorage};
+use provisioning::{CONTROL_KEY, DEVICE_SEED, DEVICE_SEED_SOURCE, OBSERVATION_DOMAIN};
 
 /// Station address of the firmware (locally administered).
 const MAC: [u8; 6] = [0x02, 0x4C, 0x4F, 0x58, 0x4F, 0x01];
@@ -43,6 +46,8 @@ struct Totals {
     frames: u32,
     bytes: u64,
     control: u32,
+    /// Frames addressed to the device's IP stack (not monitored).
+    own: u32,
     /// Frames the monitor saw, summed over closed epochs.
     monitor_frames: u64,
     /// Malformed frames (parse errors), summed over closed epochs.
@@ -64,19 +69,20 @@ static mut BUF: [u8; FRAME_BUF_LEN] = [0; FRAME_BUF_LEN];
 /// boot; QEMU's mps2-an386 has no TRNG, so the build host's entropy stands in.
 /// Devices whose sketches are merged must share it (provision the same value).
 const SEED: loxo_core::Seed = DEVICE_SEED;
-/// An elephant also carries at least this many bytes in its epoch
+/// An elephant also carries at least this many IP bytes in its epoch
 /// (`Config::min_volume`). θ is a share of the epoch's *IP* bytes: under garbage
 /// traffic, where IP is a fraction of a percent of the frames, a handful of one-frame
 /// flows each held several percent of that tiny total and every epoch lit the LED with
-/// dozens of "elephants". 8 KiB is more than 4 frames of the largest size the NIC
-/// takes (4 × 2 047 B), so a flow of a few frames is never an elephant, and less than θ
-/// of the smallest full epoch ([`EPOCH_FRAMES`] minimum-size 60-byte frames:
-/// 9 830 B), so it never drops a flow at θ of a full epoch of IP traffic (the demo
-/// trace's elephants hold ≥ 110 KB per full epoch, ≥ 11 KB in its last, partial one).
-const MIN_VOLUME: u64 = 8 * 1024;
-const _: () = assert!(MIN_VOLUME > 4 * 2_047 && MIN_VOLUME < EPOCH_FRAMES as u64 * 60 / 100);
-/// θ = 1 % of an epoch's bytes and at least [`MIN_VOLUME`], epochs of [`EPOCH_FRAMES`]
-/// frames.
+/// dozens of "elephants". 3 KiB is more than two IP packets of the Ethernet MTU
+/// (2 × 1 500 B), so a flow of one or two packets is never an elephant, and less than
+/// θ of the smallest full epoch ([`EPOCH_FRAMES`] minimum 20-byte IP packets:
+/// 3 276 B), so it never drops a flow at θ of a full epoch of IP traffic (the demo
+/// trace's elephants hold ≥ 100 KB per full epoch, ≥ 10 KB in its last, partial one).
+const MIN_VOLUME: u64 = 3 * 1024;
+const _: () = assert!(MIN_VOLUME > 2 * 1_500 && MIN_VOLUME < EPOCH_FRAMES as u64 * 20 / 100);
+/// θ = 1 % of an epoch's IP bytes (IPFIX's `octetDeltaCount` unit: header +
+/// payload, no link header or padding) and at least [`MIN_VOLUME`], epochs of
+/// [`EPOCH_FRAMES`] frames.
 const CONFIG: Config = Config {
     seed: SEED,
     theta: match Theta::new(1, 100) {
@@ -85,15 +91,17 @@ const CONFIG: Config = Config {
     },
     min_volume: MIN_VOLUME,
     share_of: ShareOf::Bytes,
+    byte_weight: ByteWeight::Ip,
     epoch_packets: EPOCH_FRAMES,
     policy: EpochPolicy::Reset,
 };
 static mut MONITOR: FlowMonitor = FlowMonitor::new(CONFIG);
 static mut REPORT: Report = Report::new();
-/// The encoded distinct-flow sketch of the closing epoch (at most 12 336 bytes).
-static mut SKETCH: [u8; 12_400] = [0; 12_400];
+/// smoltcp's socket buffers and the closing epoch's encoded sketches.
+static mut NET: NetStorage = NetStorage::new();
 
 #[entry]
+#[allow(clippy::too_many_lines)]
 fn main() -> ! {
     board::paint_stack();
     #[cfg(feature = "crash-test")]
@@ -134,7 +142,27 @@ fn main() -> ! {
     // SAFETY: as for BUF.
     let report: &mut Report = unsafe { &mut *core::ptr::addr_of_mut!(REPORT) };
     // SAFETY: as for BUF.
-    let sketch: &mut [u8; 12_400] = unsafe { &mut *core::ptr::addr_of_mut!(SKETCH) };
+    let storage: &'static mut NetStorage = unsafe { &mut *core::ptr::addr_of_mut!(NET) };
+    let mut net = Net::new(
+        &mut nic,
+        MAC,
+        &ticks,
+        nonce ^ SEED.fingerprint(),
+        OBSERVATION_DOMAIN,
+        storage,
+    );
+    let mut ipfix = match loxo_ipfix::Exporter::new(loxo_ipfix::Config {
+        observation_domain_id: OBSERVATION_DOMAIN,
+        ..loxo_ipfix::Config::DEFAULT
+    }) {
+        Ok(x) => x,
+        Err(e) => {
+            defmt::error!("ipfix exporter: {}", e);
+            exit(1)
+        }
+    };
+    let boot_ms = boot_secs() * 1000;
+    let mut epoch_start_ms = boot_ms;
 
     let mut link = Link {
         nonce,
@@ -153,6 +181,9 @@ fn main() -> ! {
     loop {
         let received = receive(&mut nic, buf);
         let Some(len) = received else {
+            if net.busy() {
+                net.pump(&mut nic, &ticks);
+            }
             if !host_seen {
                 idle += 1;
                 if idle == READY_EVERY {
@@ -186,13 +217,35 @@ fn main() -> ! {
                 }
                 Some(c) if c.op == loxo_control::OP_END => {
                     totals.control += 1;
-                    // The last, partial epoch.
-                    ship_sketch(&mut nic, &link, monitor, sketch, totals.epochs);
-                    close_epoch(monitor, report, &mut totals, &mut led);
-                    finish(&mut nic, &link, &totals, monitor, c.value)
+                    // The last, partial epoch, its export sent before the verdict.
+                    let mut epoch = Epoch {
+                        monitor: &mut *monitor,
+                        report: &mut *report,
+                        net: &mut net,
+                        ipfix: &mut ipfix,
+                    };
+                    epoch.close(
+                        &mut nic,
+                        &link,
+                        &ticks,
+                        &mut totals,
+                        &mut led,
+                        &mut epoch_start_ms,
+                        boot_ms,
+                    );
+                    flush(&mut nic, &mut net, &ticks, buf);
+                    finish(&mut nic, &link, &totals, monitor, &net, c.value)
                 }
                 _ => {}
             }
+        }
+        // Frames for the device itself (ARP, answers to its exports) go to its IP
+        // stack, not to the monitor: they are the device's own management traffic,
+        // not traffic it observes (a capture point excludes its own too).
+        if net::for_us(frame, &MAC) {
+            totals.own += 1;
+            net.ingest(&mut nic, &ticks, frame);
+            continue;
         }
         let t0 = ticks.now();
         let epoch_over = monitor.feed(frame);
@@ -201,10 +254,26 @@ fn main() -> ! {
         totals.ticks_max = totals.ticks_max.max(dt);
         totals.frames += 1;
         totals.bytes += len as u64;
+        if net.busy() && totals.frames % 64 == 0 {
+            net.pump(&mut nic, &ticks);
+        }
         if epoch_over {
             nic.update_drop_counter();
-            ship_sketch(&mut nic, &link, monitor, sketch, totals.epochs);
-            close_epoch(monitor, report, &mut totals, &mut led);
+            let mut epoch = Epoch {
+                monitor: &mut *monitor,
+                report: &mut *report,
+                net: &mut net,
+                ipfix: &mut ipfix,
+            };
+            epoch.close(
+                &mut nic,
+                &link,
+                &ticks,
+                &mut totals,
+                &mut led,
+                &mut epoch_start_ms,
+                boot_ms,
+            );
         }
     }
 }
@@ -261,12 +330,17 @@ fn receive(nic: &mut Lan9118<Mmio>, buf: &mut [u8; FRAME_BUF_LEN]) -> Option<usi
 /// no TRNG; a product reads its TRNG), mixed under the control key.
 fn boot_nonce() -> u64 {
     use core::hash::Hasher as _;
-    // SAFETY: SYS_TIME takes no argument block and writes no memory of ours.
-    let secs = unsafe { cortex_m_semihosting::syscall!(TIME) } as u64;
     let mut h = CONTROL_KEY.hasher();
-    h.write_u64(secs);
+    h.write_u64(boot_secs());
     h.write_u64(SEED.fingerprint());
     h.finish()
+}
+
+/// Seconds since 1970 at boot, from the host's clock over semihosting (a product
+/// reads its RTC or asks NTP).
+fn boot_secs() -> u64 {
+    // SAFETY: SYS_TIME takes no argument block and writes no memory of ours.
+    unsafe { cortex_m_semihosting::syscall!(TIME) as u64 }
 }
 
 /// The authenticated control channel of this boot.
@@ -297,21 +371,13 @@ impl Link {
     }
 }
 
-/// Sends the closing epoch's distinct-flow sketch (`Hll<14>`, loxo wire format) to
-/// the host in SKETCH frames, for fleet-wide merging (`loxo merge`, `loxo export`).
-fn ship_sketch(
-    nic: &mut Lan9118<Mmio>,
-    link: &Link,
-    monitor: &FlowMonitor,
-    buf: &mut [u8],
-    epoch: u32,
-) {
-    let Ok(n) = monitor.flows().encode_into(buf) else {
-        defmt::warn!("sketch of epoch {=u32} does not fit its buffer", epoch);
-        return;
-    };
+/// Sends the closing epoch's distinct-flow sketch (`frame`: `Hll<14>`, loxo wire
+/// format) to `loxo replay` in SKETCH frames, for fleet-wide merging (`loxo merge`,
+/// `loxo export`) without an IP network.
+fn ship_sketch(nic: &mut Lan9118<Mmio>, link: &Link, frame: &[u8], epoch: u32) {
+    let n = frame.len();
     let mut offset = 0;
-    for chunk in buf[..n].chunks(loxo_control::SKETCH_CHUNK) {
+    for chunk in frame.chunks(loxo_control::SKETCH_CHUNK) {
         let (f, len) = loxo_control::build_sketch(
             MAC,
             epoch,
@@ -324,12 +390,109 @@ fn ship_sketch(
         transmit(nic, &f[..len]);
         offset += chunk.len();
     }
-    defmt::info!(
-        "sketch: epoch={=u32} bytes={=usize} estimate={=u64}",
-        epoch,
-        n,
-        monitor.flows().estimate() as u64
-    );
+}
+
+/// What closing an epoch touches.
+struct Epoch<'a> {
+    monitor: &'a mut FlowMonitor,
+    report: &'a mut Report,
+    net: &'a mut Net,
+    ipfix: &'a mut loxo_ipfix::Exporter,
+}
+
+impl Epoch<'_> {
+    /// Closes the epoch: encodes its sketches (distinct flows, top-k candidates) before
+    /// the monitor clears them, ships the flows sketch as SKETCH frames, reports, then
+    /// sends the elephants as IPFIX and queues the sketches as UDP datagrams.
+    #[allow(clippy::too_many_arguments)]
+    fn close(
+        &mut self,
+        nic: &mut Lan9118<Mmio>,
+        link: &Link,
+        ticks: &Ticks,
+        totals: &mut Totals,
+        led: &mut Led,
+        start_ms: &mut u64,
+        boot_ms: u64,
+    ) {
+        let epoch = totals.epochs;
+        let buf = self.net.sketches_mut();
+        let flows = self.monitor.flows().encode_into(buf).unwrap_or(0);
+        let topk = buf
+            .get_mut(flows..)
+            .and_then(|b| self.monitor.top().encode_into::<38>(&SEED, b).ok())
+            .unwrap_or(0);
+        if flows == 0 || topk == 0 {
+            defmt::warn!("sketches of epoch {=u32} do not fit their buffer", epoch);
+        }
+        if let Some(frame) = self.net.sketches_mut().get(..flows) {
+            ship_sketch(nic, link, frame, epoch);
+        }
+        defmt::info!(
+            "sketch: epoch={=u32} bytes={=usize} estimate={=u64} topk_bytes={=usize}",
+            epoch,
+            flows,
+            self.monitor.flows().estimate() as u64,
+            topk
+        );
+        close_epoch(self.monitor, self.report, totals, led);
+        let end_ms = boot_ms + self.net.now_ms(ticks);
+        let times = loxo_ipfix::Times {
+            export_time: (end_ms / 1000) as u32,
+            start_ms: *start_ms,
+            end_ms,
+        };
+        *start_ms = end_ms;
+        let mut msg = [0u8; 1472];
+        let (mut messages, mut bytes) = (0u32, 0usize);
+        match self.ipfix.messages(self.report, times) {
+            Ok(mut m) => loop {
+                match m.next_into(&mut msg) {
+                    Ok(Some(n)) => {
+                        if let Some(b) = msg.get(..n) {
+                            self.net.send_ipfix(nic, ticks, b);
+                            messages += 1;
+                            bytes += n;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        defmt::warn!("ipfix: {}", e);
+                        break;
+                    }
+                }
+            },
+            Err(e) => defmt::warn!("ipfix: {}", e),
+        }
+        defmt::info!(
+            "export: epoch={=u32} ipfix_messages={=u32} ipfix_bytes={=usize} sequence={=u32}",
+            epoch,
+            messages,
+            bytes,
+            self.ipfix.sequence_number()
+        );
+        self.net.queue_sketches(epoch, flows, topk);
+        self.net.pump(nic, ticks);
+    }
+}
+
+/// After the last epoch: keeps the IP stack running (ARP answers, queued datagrams)
+/// until the export is out or 5 s have passed.
+fn flush(nic: &mut Lan9118<Mmio>, net: &mut Net, ticks: &Ticks, buf: &mut [u8; FRAME_BUF_LEN]) {
+    let deadline = net.now_ms(ticks) + 5_000;
+    while net.busy() && net.now_ms(ticks) < deadline {
+        if let Some(len) = receive(nic, buf) {
+            let frame = &buf[..len.min(FRAME_BUF_LEN)];
+            if net::for_us(frame, &MAC) {
+                net.ingest(nic, ticks, frame);
+                continue;
+            }
+        }
+        net.pump(nic, ticks);
+    }
+    if net.busy() {
+        defmt::warn!("export not finished after 5 s: collector unreachable?");
+    }
 }
 
 /// Closes the monitor's epoch: fills the report, logs it, drives the LED.
@@ -365,7 +528,7 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
     );
     for (rank, e) in r.elephants.iter().enumerate() {
         defmt::info!(
-            "elephant: epoch={=u32} rank={=usize} status={=str} bytes_lower={=u64} bytes_upper={=u64} packets_lower={=u64} packets_upper={=u64} packets_lower_certain={=bool} packets_saturated={=bool} key={=[u8]:02x}",
+            "elephant: epoch={=u32} rank={=usize} status={=str} bytes_lower={=u64} bytes_upper={=u64} packets_lower={=u64} packets_upper={=u64} packets_lower_certain={=bool} packets_saturated={=bool} flow={}",
             r.epoch,
             rank,
             if e.certain { "certain" } else { "possible" },
@@ -375,7 +538,7 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
             e.packets.upper,
             e.packets.lower_certain,
             e.packets.saturated,
-            e.key.as_ref()
+            e.key
         );
     }
     for reason in ParseError::ALL {
@@ -392,7 +555,14 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
 }
 
 /// Logs the final report, tells the host the verdict and exits QEMU with it.
-fn finish(nic: &mut Lan9118<Mmio>, link: &Link, t: &Totals, monitor: &FlowMonitor, sent: u32) -> ! {
+fn finish(
+    nic: &mut Lan9118<Mmio>,
+    link: &Link,
+    t: &Totals,
+    monitor: &FlowMonitor,
+    net: &Net,
+    sent: u32,
+) -> ! {
     nic.update_drop_counter();
     let rx = nic.stats();
     let ok = t.frames == sent
@@ -400,7 +570,7 @@ fn finish(nic: &mut Lan9118<Mmio>, link: &Link, t: &Totals, monitor: &FlowMonito
         && rx.errors == 0
         && rx.overruns == 0;
     defmt::info!(
-        "final: frames={=u32} sent={=u32} lost={=u32} bytes={=u64} monitor_frames={=u64} malformed={=u64} control={=u32} control_rejected={=u32}",
+        "final: frames={=u32} sent={=u32} lost={=u32} bytes={=u64} monitor_frames={=u64} malformed={=u64} control={=u32} control_rejected={=u32} own={=u32}",
         t.frames,
         sent,
         t.lost,
@@ -408,13 +578,21 @@ fn finish(nic: &mut Lan9118<Mmio>, link: &Link, t: &Totals, monitor: &FlowMonito
         t.monitor_frames,
         t.malformed,
         t.control,
-        link.guard.rejected
+        link.guard.rejected,
+        t.own
     );
     defmt::info!(
         "nic: rx_errors={=u32} oversized={=u32} overruns={=u32}",
         rx.errors,
         rx.oversized,
         rx.overruns
+    );
+    let (messages, datagrams, dropped) = net.counts();
+    defmt::info!(
+        "export: ipfix_messages={=u32} sketch_datagrams={=u32} dropped={=u32}",
+        messages,
+        datagrams,
+        dropped
     );
     defmt::info!(
         "monitor: memory={=usize} report={=usize}",

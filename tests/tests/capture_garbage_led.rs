@@ -4,7 +4,7 @@
 //! * Garbage: two full epochs (16 384 frames) and a partial one of random frames
 //!   that are not IP, each with 32 one-frame UDP flows (~0.2 % of the bytes). θ = 1 %
 //!   of IP bytes alone made all 32 elephants and lit the LED every epoch; with the
-//!   firmware's minimum volume (8 KiB per elephant) no epoch has an elephant and the
+//!   firmware's minimum volume (3 KiB of IP bytes per elephant) no epoch has an elephant and the
 //!   LED stays dark, while every frame is still counted.
 //! * Without `--icount` the demo prints no `cost:` line (its figure is host time).
 //! * `--pcap` of a missing file fails before any build; of a file that is no capture,

@@ -3,19 +3,19 @@
 //! those are a fraction of a percent of the traffic; a minimum absolute volume keeps
 //! them out without losing a flow that holds θ of a real epoch.
 //!
-//! The garbage epoch is the firmware's: 16 384 frames, θ = 1 % of bytes. 16 352
+//! The garbage epoch is the firmware's: 16 384 frames, θ = 1 % of IP bytes. 16 352
 //! frames of random bytes (60..=1 514 bytes, none of them IP) and 32 one-frame UDP
 //! flows of 700..=900 bytes: their ~26 KB are ~0.2 % of the ~12.4 MB. With θ alone
 //! each holds ~3 % of the IP bytes and all 32 are elephants (the LED lit); with the
-//! firmware's 8 KiB minimum (more than 4 frames of the NIC's 2 047-byte maximum)
-//! none is. On a Zipf trace the same minimum drops no elephant.
+//! firmware's 3 KiB minimum of IP bytes (more than two 1 500-byte IP packets) none
+//! is. On a Zipf trace the same minimum drops no elephant.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_cli::trace::{generate, TraceConfig};
-use loxo_flow::{Config, FlowMonitor, Report, ShareOf, Theta};
+use loxo_flow::{ByteWeight, Config, FlowMonitor, Report, ShareOf, Theta};
 
-/// The firmware's `MIN_VOLUME` (firmware/src/main.rs).
-const FIRMWARE_MIN_VOLUME: u64 = 8 * 1024;
+/// The firmware's `MIN_VOLUME` (firmware/src/main.rs), in IP bytes.
+const FIRMWARE_MIN_VOLUME: u64 = 3 * 1024;
 const EPOCH: usize = 16_384;
 
 /// xorshift64*: a seeded stream of words.
@@ -85,6 +85,7 @@ fn firmware_like(min_volume: u64) -> Config {
     Config {
         theta: Theta::new(1, 100).unwrap(),
         min_volume,
+        byte_weight: ByteWeight::Ip,
         ..Config::DEFAULT
     }
 }
@@ -175,6 +176,8 @@ fn the_minimum_is_inclusive_and_in_the_ranking_measure() {
             Config {
                 share_of,
                 min_volume,
+                // Frame bytes: the weights above are the frames' lengths.
+                byte_weight: ByteWeight::Wire,
                 ..firmware_like(0)
             },
             &frames,

@@ -2,8 +2,8 @@
 //! through its LAN9118 by `loxo replay`, must
 //! * count every frame sent (nothing lost to the RX FIFO), with no NIC error or
 //!   overrun, inside the RAM budget;
-//! * report, per epoch of 16 384 frames, every flow at θ = 1 % of the epoch's bytes
-//!   (recall 1.0), with byte bounds that contain the exact figure, "certain" only when
+//! * report, per epoch of 16 384 frames, every flow at θ = 1 % of the epoch's IP bytes
+//!   (the firmware's `ByteWeight::Ip`, IPFIX's unit; recall 1.0), with byte bounds that contain the exact figure, "certain" only when
 //!   the truth is at θ, and no elephant whose true share is below θ/2;
 //! * count per epoch exactly the frames, IP packets, bytes, non-first fragments,
 //!   non-IP frames and malformed frames the generator made, and the distinct flows
@@ -15,7 +15,7 @@
 //! xtask demo` generates; Zipf flows over IPv4, IPv6, VLAN and QinQ with fragments and
 //! ICMP), and the test regenerates it in-process with
 //! `loxo_cli::trace::generate_with_truth`, which gives each frame's key as the
-//! generator built it, its length and its expected outcome (the same rows `loxo gen`
+//! generator built it, its length, IP length and expected outcome (the same rows `loxo gen`
 //! writes to `demo-7.truth.csv`), so a parser bug in the firmware cannot hide behind
 //! the same parser on the host. Runs `cargo xtask demo` in a separate
 //! target directory (no lock contention with the outer `cargo test`); every child
@@ -24,13 +24,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use loxo_cli::exact::Exact;
 use loxo_cli::trace::{generate_with_truth, Expected, FrameTruth, Popularity, TraceConfig};
-use loxo_flow::{FlowKey, Theta, FLOWS_P, SOURCES_P};
+use loxo_flow::{ByteWeight, FlowKey, Theta, FLOWS_P, SOURCES_P};
 use loxo_tests::hll_theory::check_estimate;
 
 const FRAMES: u64 = 100_000;
@@ -49,7 +50,7 @@ struct Reported {
     bytes_lower: u64,
     bytes_upper: u64,
     packets_upper: u64,
-    key: Vec<u8>,
+    key: FlowKey,
 }
 
 /// `key=value` pairs of a log line after `prefix`.
@@ -63,14 +64,23 @@ fn fields<'a>(line: &'a str, prefix: &str) -> Option<BTreeMap<&'a str, &'a str>>
     )
 }
 
-/// The `key=[0a, 00, …]` bytes of an `elephant:` line.
-fn key_bytes(line: &str) -> Vec<u8> {
-    let start = line.find("key=[").expect("key") + 5;
-    let end = start + line[start..].find(']').expect("]");
-    line[start..end]
-        .split(", ")
-        .map(|b| u8::from_str_radix(b.trim(), 16).expect("hex byte"))
-        .collect()
+/// The flow of an `elephant:` line, from its text after `flow=`
+/// (`10.0.0.1:1234 -> 10.0.0.2:80 proto 6 (tcp)`, IPv6 in brackets).
+fn flow_key(line: &str) -> FlowKey {
+    let text = &line[line.find("flow=").expect("flow=") + 5..];
+    let (src, rest) = text.split_once(" -> ").expect("->");
+    let (dst, rest) = rest.split_once(" proto ").expect("proto");
+    let proto: u8 = rest.split_whitespace().next().unwrap().parse().unwrap();
+    let (s, d): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
+    match (s.ip(), d.ip()) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => {
+            FlowKey::v4(a.octets(), b.octets(), s.port(), d.port(), proto)
+        }
+        (IpAddr::V6(a), IpAddr::V6(b)) => {
+            FlowKey::v6(a.octets(), b.octets(), s.port(), d.port(), proto)
+        }
+        _ => panic!("mixed families in {line}"),
+    }
 }
 
 #[test]
@@ -140,7 +150,15 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         .iter()
         .filter(|t| matches!(t.expected, Expected::Malformed(_)))
         .count() as u64;
-    let exact: Vec<Exact> = truth.chunks(EPOCH).map(Exact::from_truth).collect();
+    // The firmware weighs frames by their IP bytes (IPFIX's unit), so does the truth.
+    let exact: Vec<Exact> = truth
+        .chunks(EPOCH)
+        .map(|c| {
+            let mut e = Exact::with_weight(ByteWeight::Ip);
+            c.iter().for_each(|t| e.feed_truth(t));
+            e
+        })
+        .collect();
     let fragments: Vec<u64> = truth
         .chunks(EPOCH)
         .map(|c| {
@@ -210,7 +228,7 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
                     bytes_lower: f["bytes_lower"].parse().unwrap(),
                     bytes_upper: f["bytes_upper"].parse().unwrap(),
                     packets_upper: f["packets_upper"].parse().unwrap(),
-                    key: key_bytes(line),
+                    key: flow_key(line),
                 });
         }
     }
@@ -264,7 +282,7 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         let truth = ex.heavy(THETA, true);
         for (k, c) in &truth {
             assert!(
-                reported.iter().any(|r| r.key == k.as_ref()),
+                reported.iter().any(|r| r.key == *k),
                 "epoch {i}: elephant {k} ({} bytes of {}) not reported",
                 c.bytes,
                 ex.total.bytes
@@ -274,7 +292,7 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
             let (k, c) = ex
                 .flows
                 .iter()
-                .find(|(k, _)| k.as_ref() == r.key.as_slice())
+                .find(|(k, _)| **k == r.key)
                 .expect("reported key is a real flow");
             let share = c.bytes as f64 / ex.total.bytes as f64;
             assert!(

@@ -5,6 +5,7 @@ pub mod capture;
 pub mod chunks;
 pub mod eval;
 pub mod exact;
+pub mod gateway;
 pub mod key;
 pub mod resp;
 pub mod sketch;

@@ -17,6 +17,10 @@
 //! the key given with `--control-key` and that nonce; frames with a bad tag are
 //! counted and ignored. Every wait has a timeout: the command never hangs.
 //!
+//! The device's own IP traffic (ARP, IPFIX, sketch datagrams) meets
+//! `loxo_cli::gateway`: replay is its gateway on the demo link, answering ARP and
+//! forwarding UDP per `--forward` to host sockets (nfcapd, `loxo collect`).
+//!
 //! With `--sketch-dir DIR`, the SKETCH frames the firmware sends at each epoch end
 //! (its distinct-flow `Hll<14>` in the loxo wire format, in ordered chunks: `seq` =
 //! epoch, `value` = offset, `extra` = total length, `u16` chunk length at byte 30,
@@ -33,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use loxo_cli::capture::{self, CaptureReader};
+use loxo_cli::gateway::Gateway;
 use loxo_flow::CapturedError;
 
 use loxo_control::{Control, OP_ACK, OP_DONE, OP_END, OP_READY, OP_SKETCH, OP_SYNC};
@@ -81,6 +86,15 @@ pub(crate) struct Args {
     /// `out/control.key`).
     #[arg(long, value_name = "HEX|FILE")]
     pub control_key: String,
+    /// The address replay answers ARP for as the device's gateway (the firmware's
+    /// build-time `LOXO_COLLECTOR_IP` / `LOXO_GATEWAY_IP`).
+    #[arg(long, default_value = "10.0.2.2", value_name = "IPV4")]
+    pub gateway: std::net::Ipv4Addr,
+    /// Forward the device's UDP datagrams to the gateway's PORT to a host socket
+    /// (repeatable): `4739=127.0.0.1:2055` sends its IPFIX to an nfcapd,
+    /// `4740=127.0.0.1:4740` its sketch datagrams to `loxo collect`.
+    #[arg(long, value_name = "PORT=HOST:PORT", value_parser = loxo_cli::gateway::parse_forward)]
+    pub forward: Vec<(u16, SocketAddr)>,
 }
 
 /// Reassembles SKETCH frames into files (`loxo_cli::chunks` does the bookkeeping).
@@ -119,6 +133,8 @@ struct Link {
     nonce: std::cell::Cell<u64>,
     /// Control frames refused (bad tag, another boot).
     rejected: std::cell::Cell<u32>,
+    /// The device's gateway (ARP, UDP forwarding).
+    gateway: RefCell<Gateway>,
 }
 
 impl Link {
@@ -172,7 +188,16 @@ impl Link {
         while Instant::now() < deadline {
             match self.sock.recv_from(&mut buf) {
                 Ok((n, _)) => {
-                    if let Some(c) = self.authentic(&buf[..n]) {
+                    let frame = &buf[..n];
+                    if loxo_control::peek(frame).is_none() {
+                        // The device's own traffic: ARP, its IPFIX and sketch exports.
+                        let reply = self.gateway.borrow_mut().handle(frame);
+                        if let Some(reply) = reply {
+                            self.send(&reply)?;
+                        }
+                        continue;
+                    }
+                    if let Some(c) = self.authentic(frame) {
                         if c.op == OP_SKETCH {
                             self.sketches.borrow_mut().chunk(&buf[..n], &c);
                             continue;
@@ -305,6 +330,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         key: loxo_cli::key::read_key(&args.control_key)?,
         nonce: std::cell::Cell::new(0),
         rejected: std::cell::Cell::new(0),
+        gateway: RefCell::new(
+            Gateway::new(args.gateway, args.forward.iter().copied())
+                .context("binding the gateway's host socket")?,
+        ),
     };
     let timeout = Duration::from_secs(args.timeout.max(1));
 
@@ -346,6 +375,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if done.extra == 0 { "ok" } else { "mismatch" },
         link.rejected.get()
     );
+    let g = link.gateway.borrow().stats();
+    if g.arp_replies + g.forwarded + g.dropped > 0 {
+        eprintln!(
+            "loxo replay: gateway {}: {} ARP replies, {} datagrams forwarded, {} dropped",
+            args.gateway, g.arp_replies, g.forwarded, g.dropped
+        );
+    }
     let sketches = link.sketches.into_inner();
     if let Some(dir) = &args.sketch_dir {
         report_sketches(&sketches, dir)?;

@@ -117,7 +117,8 @@ fn check(status: std::process::ExitStatus, what: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Installs what a fresh machine lacks: the Cortex-M4F target and QEMU.
+/// Installs what a fresh machine lacks: the Cortex-M4F target, QEMU and nfdump (the
+/// IPFIX collector the demo exports to).
 fn ensure_tools() -> anyhow::Result<()> {
     if Command::new("rustup").arg("--version").output().is_ok() {
         let out = Command::new("rustup")
@@ -133,12 +134,22 @@ fn ensure_tools() -> anyhow::Result<()> {
             )?;
         }
     }
-    if Command::new("qemu-system-arm")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-    {
+    let has = |tool: &str, arg: &str| {
+        Command::new(tool)
+            .arg(arg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let mut missing = Vec::new();
+    if !has("qemu-system-arm", "--version") {
+        missing.push("qemu-system-arm");
+    }
+    if !has("nfdump", "-V") {
+        missing.push("nfdump");
+    }
+    if missing.is_empty() {
         return Ok(());
     }
     let is_root = Command::new("id")
@@ -146,26 +157,26 @@ fn ensure_tools() -> anyhow::Result<()> {
         .output()
         .is_ok_and(|o| o.stdout.starts_with(b"0"));
     if is_root && Path::new("/usr/bin/apt-get").exists() {
-        eprintln!("xtask: installing qemu-system-arm with apt-get");
+        eprintln!("xtask: installing {} with apt-get", missing.join(" "));
         check(
             Command::new("apt-get").arg("update").status()?,
             "apt-get update",
         )?;
         check(
             Command::new("apt-get")
-                .args([
-                    "install",
-                    "-y",
-                    "--no-install-recommends",
-                    "qemu-system-arm",
-                ])
+                .args(["install", "-y", "--no-install-recommends"])
+                .args(&missing)
                 .env("DEBIAN_FRONTEND", "noninteractive")
                 .status()?,
-            "apt-get install qemu-system-arm",
+            "apt-get install",
         )?;
         return Ok(());
     }
-    bail!("qemu-system-arm is missing; install it with: sudo apt-get install qemu-system-arm")
+    bail!(
+        "{} missing; install with: sudo apt-get install {}",
+        missing.join(" and "),
+        missing.join(" ")
+    )
 }
 
 /// A child process killed when dropped.
@@ -192,6 +203,64 @@ impl Drop for Guard {
             let _ = self.0.kill();
             let _ = self.0.wait();
         }
+    }
+}
+
+/// `nfcapd`, the IPFIX/NetFlow collector of nfdump, receiving the firmware's export
+/// (through `loxo replay`'s gateway) into `dir`.
+struct Nfcapd {
+    child: Guard,
+    dir: PathBuf,
+}
+
+impl Nfcapd {
+    fn start(dir: &Path, port: u16) -> anyhow::Result<Self> {
+        // A fresh directory: the listing is this run's flows only.
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir)?;
+        let child = Command::new("nfcapd")
+            .args([
+                "-b",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-t",
+                "3600",
+                "-w",
+            ])
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting nfcapd")?;
+        eprintln!(
+            "xtask: nfcapd collecting IPFIX on 127.0.0.1:{port} into {}",
+            dir.display()
+        );
+        Ok(Self {
+            child: Guard(child, "nfcapd"),
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// Stops nfcapd (SIGTERM: it closes its file) and lists what it received with
+    /// `nfdump`; `None` if either failed.
+    fn finish(mut self) -> Option<String> {
+        let pid = self.child.0.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        self.child
+            .wait(Instant::now() + Duration::from_secs(10))
+            .ok()?;
+        let out = Command::new("nfdump")
+            .arg("-R")
+            .arg(&self.dir)
+            .args(["-N", "-q", "-o"])
+            .arg("fmt:%ts %td %pr %sap -> %dap %pkt %byt")
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 
@@ -235,18 +304,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     };
 
     let (host_port, nic_port) = free_ports()?;
-    let netdev = format!(
-        "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={nic_port},\
-         remote.type=inet,remote.host=127.0.0.1,remote.port={host_port}"
-    );
-    let mut qemu = Command::new("qemu-system-arm");
-    qemu.args(["-cpu", "cortex-m4", "-machine", "mps2-an386", "-nographic"])
-        .args(["-monitor", "none", "-serial", "null"])
-        .args(["-semihosting-config", "enable=on,target=native"])
-        .args(["-netdev", &netdev, "-net", "nic,model=lan9118,netdev=n0"]);
-    if o.icount {
-        qemu.args(["-icount", "shift=0"]);
-    }
+    let mut qemu = qemu_command((host_port, nic_port), o.icount);
     qemu.arg("-kernel")
         .arg(&elf)
         .stdin(Stdio::null())
@@ -260,7 +318,17 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
         log
     });
 
-    let mut replay = replay_command(&loxo, &pcap, &key_file, (host_port, nic_port), o);
+    let nfcapd_dir = out_dir.join("nfcapd");
+    let (collector_port, _) = free_ports()?;
+    let nfcapd = Nfcapd::start(&nfcapd_dir, collector_port)?;
+    let mut replay = replay_command(
+        &loxo,
+        &pcap,
+        &key_file,
+        (host_port, nic_port),
+        collector_port,
+        o,
+    );
     let mut replay = Guard(
         replay.spawn().context("starting loxo replay")?,
         "loxo replay",
@@ -285,6 +353,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     let elf_bytes = std::fs::read(&elf)?;
     let lines = decode(&elf_bytes, &log)?;
     print_log(&lines, o.summary, o.icount);
+    let listing = nfcapd.finish();
     let replay_ok = replay_status
         .as_ref()
         .is_ok_and(std::process::ExitStatus::success);
@@ -296,16 +365,53 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     } else {
         format!("exit {}", describe(&qemu_status))
     };
+    let collected = print_listing(listing.as_deref());
     eprintln!(
-        "xtask: replay {}, firmware {firmware}, {:.1}s",
+        "xtask: replay {}, firmware {firmware}, collector {}, {:.1}s",
         describe(&replay_status),
+        if collected { "ok" } else { "EMPTY" },
         start.elapsed().as_secs_f64()
     );
-    Ok(if replay_ok && qemu_ok {
+    Ok(if replay_ok && qemu_ok && collected {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The demo ends with what the collector received: nfdump's listing of the flows the
+/// firmware exported over IPFIX (its elephants, IP bytes and packets). Whether there
+/// was any.
+fn print_listing(listing: Option<&str>) -> bool {
+    let Some(l) = listing else {
+        eprintln!("xtask: nfdump listed nothing (nfcapd failed?)");
+        return false;
+    };
+    println!("--- nfdump: the firmware's IPFIX export as nfcapd received it ---");
+    println!(
+        "Date first seen          Duration Proto      Src IP Addr:Port ->      Dst IP Addr:Port   Packets    Bytes"
+    );
+    print!("{l}");
+    println!("({} flow records)", l.lines().count());
+    !l.trim().is_empty()
+}
+
+/// QEMU mps2-an386 with its LAN9118 on a UDP datagram netdev: the NIC at
+/// 127.0.0.1:`nic`, talking to 127.0.0.1:`host`.
+fn qemu_command((host, nic): (u16, u16), icount: bool) -> Command {
+    let netdev = format!(
+        "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={nic},\
+         remote.type=inet,remote.host=127.0.0.1,remote.port={host}"
+    );
+    let mut qemu = Command::new("qemu-system-arm");
+    qemu.args(["-cpu", "cortex-m4", "-machine", "mps2-an386", "-nographic"])
+        .args(["-monitor", "none", "-serial", "null"])
+        .args(["-semihosting-config", "enable=on,target=native"])
+        .args(["-netdev", &netdev, "-net", "nic,model=lan9118,netdev=n0"]);
+    if icount {
+        qemu.args(["-icount", "shift=0"]);
+    }
+    qemu
 }
 
 /// `loxo replay` of `pcap` to the NIC at 127.0.0.1:`nic` from 127.0.0.1:`host`.
@@ -314,6 +420,7 @@ fn replay_command(
     pcap: &Path,
     key_file: &Path,
     (host, nic): (u16, u16),
+    collector: u16,
     o: &Opts,
 ) -> Command {
     let mut replay = Command::new(loxo);
@@ -323,7 +430,9 @@ fn replay_command(
         .arg("--control-key")
         .arg(key_file)
         .args(["--to", &format!("127.0.0.1:{nic}")])
-        .args(["--from", &format!("127.0.0.1:{host}")]);
+        .args(["--from", &format!("127.0.0.1:{host}")])
+        // The firmware's IPFIX (to its collector 10.0.2.2:4739) into nfcapd.
+        .args(["--forward", &format!("4739=127.0.0.1:{collector}")]);
     if let Some(dir) = &o.sketch_dir {
         replay.arg("--sketch-dir").arg(dir);
     }
