@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod export;
 mod gen;
 mod inspect;
+mod ipfix;
 mod merge;
 mod replay;
 mod top;

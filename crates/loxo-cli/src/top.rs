@@ -9,6 +9,13 @@
 //! in JSON), so it is in no epoch's `frames` and does not advance `--epoch`. A bad or
 //! truncated record ends the reading: the results of the records before it are
 //! printed, then a warning, and the exit code is 1.
+//!
+//! With `--ipfix HOST:PORT` every epoch's report also goes to an IPFIX collector over
+//! UDP (`crate::ipfix`, the firmware's encoder): the monitor then weighs packets by
+//! their IP length (`ByteWeight::Ip`, the unit of `octetDeltaCount`), and so does the
+//! exact counter, so the exported figures compare with the exact ones. An epoch's
+//! observation interval is the wall-clock time loxo spent reading it (a capture's own
+//! timestamps are not read).
 
 use std::fs::File;
 use std::io::BufReader;
@@ -19,11 +26,14 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use loxo_cli::capture::{self, CaptureError, CaptureReader, Format};
 use loxo_cli::eval::{EpochResult, Evaluator};
-use loxo_flow::{Bounds, CapturedError, Config, FlowMonitor, ParseError, ShareOf, Theta};
+use loxo_flow::{
+    Bounds, ByteWeight, CapturedError, Config, FlowMonitor, ParseError, ShareOf, Theta,
+};
 use serde_json::json;
 
 /// Options of `loxo top`.
 #[derive(Debug, clap::Args)]
+#[allow(clippy::struct_excessive_bools)] // command-line switches
 pub(crate) struct Args {
     /// Capture to read (pcap or pcapng, detected from the magic number; any snap
     /// length; Ethernet, raw IP, Linux cooked or BSD loopback link types).
@@ -55,6 +65,28 @@ pub(crate) struct Args {
     /// to reproduce a run or to merge its sketches with others.
     #[arg(long, value_name = "HEX|FILE")]
     seed: Option<String>,
+    /// Weigh packets by their IP length (header + payload) instead of the frame's
+    /// length on the wire (implied by --ipfix).
+    #[arg(long)]
+    ip_bytes: bool,
+    /// Export each epoch's elephants (and totals) as IPFIX over UDP to this collector
+    /// (nfcapd, pmacct, GoFlow2, …); bytes are then IP bytes.
+    #[arg(long, value_name = "HOST:PORT")]
+    ipfix: Option<String>,
+    /// The IPFIX observation domain ID.
+    #[arg(long, value_name = "ID", default_value_t = 1, requires = "ipfix")]
+    ipfix_domain: u32,
+}
+
+impl Args {
+    /// The monitor's byte weight.
+    fn byte_weight(&self) -> ByteWeight {
+        if self.ip_bytes || self.ipfix.is_some() {
+            ByteWeight::Ip
+        } else {
+            ByteWeight::Wire
+        }
+    }
 }
 
 /// Runs `loxo top`.
@@ -74,6 +106,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
             ShareOf::Bytes
         },
         epoch_packets: a.epoch,
+        byte_weight: a.byte_weight(),
         ..Config::default()
     };
     let name = a.file.display();
@@ -97,6 +130,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let mut ev = Evaluator::new(config);
     let mut snapped = Snapped::default();
     let (mut scratch, mut whole) = (Vec::new(), Vec::new());
+    let mut spans = crate::ipfix::Spans::new();
     let stopped = loop {
         let record = match reader.next_record() {
             None => break None,
@@ -117,17 +151,23 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
             }
         }
         ev.feed(capture::padded(frame, &mut whole));
+        spans.note(ev.results.len());
     };
+    let spans = spans.finish();
     let records = reader.records();
     bar.finish_and_clear();
     let memory = ev.memory_bytes();
     let results = ev.finish();
+    let exported = (a.ipfix.as_ref())
+        .map(|target| crate::ipfix::export(target, a.ipfix_domain, &results, &spans))
+        .transpose()?;
     let fingerprint = format!("{:#018x}", seed.fingerprint());
     let read = Read {
         format,
         records,
         snapped: &snapped,
         stopped: stopped.as_ref(),
+        exported: exported.as_ref(),
     };
     if a.json {
         println!(
@@ -183,6 +223,8 @@ struct Read<'a> {
     records: u64,
     snapped: &'a Snapped,
     stopped: Option<&'a CaptureError>,
+    /// What `--ipfix` sent.
+    exported: Option<&'a crate::ipfix::Sent>,
 }
 
 fn errors_json(e: &[u64; ParseError::COUNT]) -> serde_json::Value {
@@ -258,6 +300,10 @@ fn to_json(
         "seed": if a.seed.is_some() { "given" } else { "random per run" },
         "share_of": if a.packets { "packets" } else { "bytes" },
         "min_volume": a.min_volume,
+        "byte_weight": match a.byte_weight() {
+            ByteWeight::Ip => "ip",
+            ByteWeight::Wire => "wire",
+        },
         "monitor_memory_bytes": memory,
         "capture": {
             "format": read.format.to_string(),
@@ -268,6 +314,14 @@ fn to_json(
             "error": read.stopped.map(ToString::to_string),
         },
         "epochs": epochs,
+        "ipfix": read.exported.map(|s| json!({
+            "target": s.target.to_string(),
+            "observation_domain_id": s.domain,
+            "messages": s.messages,
+            "flow_records": s.flows,
+            "epoch_records": s.epochs,
+            "bytes": s.bytes,
+        })),
     })
 }
 
@@ -298,12 +352,16 @@ fn print_text(
         String::new()
     };
     println!(
-        "{} ({}, {} records): theta {} of {unit}{floor} (recall 1 guaranteed for theta > {}), monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
+        "{} ({}, {} records): theta {} of {unit}{floor} (recall 1 guaranteed for theta > {}), {}, monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
         a.file.display(),
         read.format,
         read.records,
         a.theta,
         theta_min(),
+        match a.byte_weight() {
+            ByteWeight::Ip => "bytes are IP bytes (header + payload)",
+            ByteWeight::Wire => "bytes are frame lengths on the wire",
+        },
         if a.seed.is_some() { "given" } else { "random per run" },
     );
     for r in results {
@@ -383,5 +441,8 @@ fn print_text(
             "\n{cut} frames had headers the snap length cut and are not counted above; they need a snap length of at least {} bytes",
             read.snapped.needed
         );
+    }
+    if let Some(s) = read.exported {
+        println!("\n{s}");
     }
 }

@@ -1,0 +1,153 @@
+//! `loxo top --ipfix HOST:PORT`: each epoch's elephants as IPFIX over UDP, through
+//! `loxo_ipfix::Exporter` — the encoder the firmware runs, so host and device feed a
+//! collector the same records.
+
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use loxo_cli::eval::EpochResult;
+use loxo_ipfix::{Config, Exporter, Times};
+
+/// Largest message `loxo top` sends: the UDP payload of a 1500-byte Ethernet MTU over
+/// IPv4 (1500 − 20 − 8); over IPv6, 1452 (1500 − 40 − 8).
+fn max_message_len(target: &SocketAddr) -> u16 {
+    if target.is_ipv6() {
+        1452
+    } else {
+        1472
+    }
+}
+
+/// What an export sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sent {
+    /// Where to.
+    pub(crate) target: SocketAddr,
+    /// The observation domain.
+    pub(crate) domain: u32,
+    /// UDP datagrams (IPFIX messages).
+    pub(crate) messages: u64,
+    /// Flow records (elephants).
+    pub(crate) flows: u64,
+    /// Epoch options records.
+    pub(crate) epochs: u64,
+    /// Bytes of the messages.
+    pub(crate) bytes: u64,
+}
+
+impl std::fmt::Display for Sent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "IPFIX to {} (observation domain {}): {} messages, {} bytes, {} flow records, {} epoch records",
+            self.target, self.domain, self.messages, self.bytes, self.flows, self.epochs
+        )
+    }
+}
+
+/// Each epoch's observation interval: the wall-clock time `loxo top` spent reading it
+/// (ms since 1970).
+#[derive(Debug)]
+pub(crate) struct Spans {
+    closed: Vec<(u64, u64)>,
+    start: u64,
+}
+
+impl Spans {
+    /// The first epoch starts now.
+    pub(crate) fn new() -> Self {
+        Self {
+            closed: Vec::new(),
+            start: now_ms(),
+        }
+    }
+
+    /// `epochs` epochs are closed: a newly closed one ends now, the next starts now.
+    pub(crate) fn note(&mut self, epochs: usize) {
+        if epochs > self.closed.len() {
+            let now = now_ms();
+            self.closed.push((self.start, now));
+            self.start = now;
+        }
+    }
+
+    /// The intervals, the running epoch's ending now.
+    pub(crate) fn finish(mut self) -> Vec<(u64, u64)> {
+        self.closed.push((self.start, now_ms()));
+        self.closed
+    }
+}
+
+/// Milliseconds since 1970-01-01 UTC, now.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Sends every epoch of `results` to `target`, epoch `i` observed over `spans[i]`
+/// (ms since 1970; epochs past the end of `spans` get the last span).
+pub(crate) fn export(
+    target: &str,
+    domain: u32,
+    results: &[EpochResult],
+    spans: &[(u64, u64)],
+) -> anyhow::Result<Sent> {
+    let addr = target
+        .to_socket_addrs()
+        .with_context(|| format!("--ipfix {target}: not HOST:PORT"))?
+        .next()
+        .with_context(|| format!("--ipfix {target}: no address"))?;
+    let local: SocketAddr = if addr.is_ipv6() {
+        "[::]:0".parse()?
+    } else {
+        "0.0.0.0:0".parse()?
+    };
+    let socket = UdpSocket::bind(local).context("cannot open a UDP socket")?;
+    socket
+        .connect(addr)
+        .with_context(|| format!("--ipfix {addr}"))?;
+    let config = Config {
+        observation_domain_id: domain,
+        max_message_len: max_message_len(&addr),
+        ..Config::DEFAULT
+    };
+    let mut exporter = Exporter::new(config).map_err(|e| anyhow::anyhow!("ipfix: {e}"))?;
+    let mut buf = vec![0u8; usize::from(config.max_message_len)];
+    let mut sent = Sent {
+        target: addr,
+        domain,
+        messages: 0,
+        flows: 0,
+        epochs: 0,
+        bytes: 0,
+    };
+    let export_time = (now_ms() / 1000) as u32;
+    let last = spans.last().copied().unwrap_or((0, 0));
+    for (i, r) in results.iter().enumerate() {
+        let (start_ms, end_ms) = spans.get(i).copied().unwrap_or(last);
+        let times = Times {
+            export_time,
+            start_ms,
+            end_ms,
+        };
+        let mut msgs = exporter
+            .messages(&r.report, times)
+            .map_err(|e| anyhow::anyhow!("ipfix: epoch {}: {e}", r.epoch))?;
+        while let Some(len) = msgs
+            .next_into(&mut buf)
+            .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?
+        {
+            let msg = buf.get(..len).unwrap_or(&[]);
+            socket
+                .send(msg)
+                .with_context(|| format!("--ipfix {addr}: cannot send"))?;
+            sent.messages += 1;
+            sent.bytes += len as u64;
+        }
+        sent.flows += r.report.elephants.len() as u64;
+        sent.epochs += u64::from(config.epoch_records);
+    }
+    Ok(sent)
+}
