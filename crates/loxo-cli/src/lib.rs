@@ -3,6 +3,7 @@
 
 pub mod capture;
 pub mod chunks;
+pub mod collect;
 pub mod eval;
 pub mod exact;
 pub mod gateway;

@@ -37,6 +37,8 @@ enum Command {
     Merge(merge::Args),
     /// Export a serialized sketch to another engine (Redis).
     Export(export::Args),
+    /// Receive the devices' per-epoch sketches over UDP and merge them fleet-wide.
+    Collect(loxo_cli::collect::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Export(a) => export::run(a),
+        Command::Collect(a) => loxo_cli::collect::run(a),
     };
     match result {
         Ok(code) => code,
