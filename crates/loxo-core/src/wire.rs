@@ -89,6 +89,8 @@ pub enum SketchKind {
     HeavyKeeper = 10,
     /// Register-blocked Bloom filter (one 64-bit word per key).
     RegisterBloom = 11,
+    /// UltraLogLog (one byte per register).
+    Ull = 12,
 }
 
 impl SketchKind {
@@ -107,6 +109,7 @@ impl SketchKind {
             9 => Self::SpaceSaving,
             10 => Self::HeavyKeeper,
             11 => Self::RegisterBloom,
+            12 => Self::Ull,
             _ => return None,
         })
     }
@@ -118,11 +121,16 @@ impl SketchKind {
     /// (independent per-row functions instead of double hashing) and where the
     /// blocked Bloom filter puts a key's bits; a version-1 frame of those kinds would
     /// decode into wrong cells, so it is refused with
-    /// [`DecodeError::UnsupportedVersion`]. Every other kind still reads version 1.
+    /// [`DecodeError::UnsupportedVersion`]. UltraLogLog was introduced in version 2:
+    /// there are no version-1 frames of it. Every other kind still reads version 1.
     #[must_use]
     pub const fn since_version(self) -> u16 {
         match self {
-            Self::Cms | Self::CmsConservative | Self::CountSketch | Self::BlockedBloom => 2,
+            Self::Cms
+            | Self::CmsConservative
+            | Self::CountSketch
+            | Self::BlockedBloom
+            | Self::Ull => 2,
             _ => 1,
         }
     }
@@ -142,6 +150,7 @@ impl SketchKind {
             Self::SpaceSaving => "space-saving",
             Self::HeavyKeeper => "heavy-keeper",
             Self::RegisterBloom => "register-bloom",
+            Self::Ull => "ull",
         }
     }
 }
@@ -621,11 +630,12 @@ mod tests {
                 Some(DecodeError::UnsupportedVersion(u16::from(v)))
             );
         }
-        let changed: [SketchKind; 4] = [
+        let changed: [SketchKind; 5] = [
             SketchKind::Cms,
             SketchKind::CmsConservative,
             SketchKind::CountSketch,
             SketchKind::BlockedBloom,
+            SketchKind::Ull,
         ];
         for v in 0..=255u8 {
             if let Some(k) = SketchKind::from_u8(v) {

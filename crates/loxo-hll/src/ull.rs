@@ -251,6 +251,19 @@ where
         true
     }
 
+    /// Recomputes the running sums and counters from the registers.
+    pub(crate) fn recount(&mut self) {
+        self.change_sum = 0;
+        self.fgra_sum = 0;
+        self.small = [0; 4];
+        self.large = [0; 4];
+        for i in 0..Self::M {
+            let r = self.register(i);
+            self.change_sum = self.change_sum.wrapping_add(Self::change_term(r));
+            self.count(r, true);
+        }
+    }
+
     /// Moves a register from `old` to `new` in the running sums and counters.
     #[inline(always)]
     fn account(&mut self, old: u8, new: u8) {
@@ -666,16 +679,8 @@ mod tests {
     where
         Precision<P>: SupportedPrecision,
     {
-        let mut fresh = Ull::<P>::new(u.seed);
-        fresh.registers = u.registers.clone();
-        fresh.change_sum = 0;
-        fresh.fgra_sum = 0;
-        fresh.small = [0; 4];
-        fresh.large = [0; 4];
-        for &r in u.registers() {
-            fresh.change_sum = fresh.change_sum.wrapping_add(Ull::<P>::change_term(r));
-            fresh.count(r, true);
-        }
+        let mut fresh = u.clone();
+        fresh.recount();
         assert_eq!(fresh.change_sum, u.change_sum);
         assert_eq!(fresh.fgra_sum, u.fgra_sum);
         assert_eq!(fresh.small, u.small);

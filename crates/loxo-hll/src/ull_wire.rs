@@ -1,0 +1,362 @@
+//! The loxo wire format for [`Ull<P>`]: kind `ull` (12), dense or sparse payload.
+//!
+//! Layout (documented in `docs/format.md`, pinned by golden files):
+//!
+//! * params: `[P, 8 (bits per register), 0, 0]`;
+//! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows;
+//! * payload: the martingale estimate as an `f64` if flag bit 1, then either
+//!   * **dense**: the `2^P` register bytes, or
+//!   * **sparse**: a `u32` count `n`, then `n` little-endian `u32` entries
+//!     `index << 8 | byte` with strictly increasing `index` and `byte ≠ 0`.
+//!
+//! The encoder picks whichever payload is shorter (sparse when fewer than
+//! `m / 4 − 1` registers are non-zero).
+
+use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::{DecodeError, EncodeError};
+
+use crate::precision::{Precision, SupportedPrecision};
+use crate::Ull;
+
+const FLAG_SPARSE: u8 = 1;
+const FLAG_MARTINGALE: u8 = 2;
+/// Bytes per sparse entry (`index << 8 | byte`).
+const SPARSE_ENTRY: usize = 4;
+
+impl<const P: u8> Ull<P>
+where
+    Precision<P>: SupportedPrecision,
+{
+    const PARAMS: [u32; 4] = [P as u32, 8, 0, 0];
+
+    /// Whether `r` is a register byte a precision-`P` sketch can hold: 0, `4P − 4`,
+    /// `4P`, `4P + 2` or `4P + 4 ..= 255` (update value `U ≥ 1`, no flag for an
+    /// update value below 1).
+    #[must_use]
+    pub const fn is_valid_register(r: u8) -> bool {
+        r == 0 || r == 4 * P - 4 || r == 4 * P || r == 4 * P + 2 || r >= 4 * P + 4
+    }
+
+    fn non_zero(&self) -> usize {
+        self.registers().iter().filter(|&&r| r != 0).count()
+    }
+
+    fn header(&self, fingerprint: u64) -> Header {
+        let sparse_len = 4 + SPARSE_ENTRY * self.non_zero();
+        let sparse = sparse_len < Self::M;
+        let mut payload = if sparse { sparse_len } else { Self::M };
+        let mut flags = 0;
+        if sparse {
+            flags |= FLAG_SPARSE;
+        }
+        if self.hip_valid {
+            flags |= FLAG_MARTINGALE;
+            payload += 8;
+        }
+        let mut h = Header::new(SketchKind::Ull, fingerprint, Self::PARAMS, payload as u32);
+        h.flags = flags;
+        h
+    }
+
+    /// Length in bytes of the frame [`encode_into`](Self::encode_into) writes now (at
+    /// most `36 + 8 + 2^P + 4` bytes, 16 432 at `P = 14`). Cost O(m).
+    #[must_use]
+    pub fn encoded_len(&self) -> usize {
+        wire::frame_len(self.header(0).payload_len as usize)
+    }
+
+    /// Serializes the sketch into `buf` in the loxo wire format (see
+    /// `docs/format.md`) and returns the number of bytes written. No allocation;
+    /// the sparse payload is chosen when it is shorter than the dense one.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Ull;
+    ///
+    /// let seed = Seed::new(7, 8);
+    /// let mut ull = Ull::<12>::new(seed);
+    /// for i in 0..100u32 {
+    ///     ull.insert(&i.to_le_bytes());
+    /// }
+    /// let mut buf = [0u8; 4200];
+    /// let n = ull.encode_into(&mut buf)?;
+    /// assert_eq!(n, ull.encoded_len());
+    /// assert!(n < 500); // sparse: at most 100 registers, 4 bytes each
+    ///
+    /// let mut back = Ull::<12>::new(seed);
+    /// back.decode_into(&buf[..n])?;
+    /// assert_eq!(back, ull);
+    /// assert_eq!(back.estimate_martingale(), ull.estimate_martingale());
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::BufferTooSmall`] if `buf` is shorter than
+    /// [`encoded_len`](Self::encoded_len); nothing is written then.
+    pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_into_with_fingerprint(buf, self.seed.fingerprint())
+    }
+
+    /// Like [`encode_into`](Self::encode_into), but writes `fingerprint` as the
+    /// frame's seed fingerprint (for collectors that never learnt the seed).
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::BufferTooSmall`] as for [`encode_into`](Self::encode_into).
+    pub fn encode_into_with_fingerprint(
+        &self,
+        buf: &mut [u8],
+        fingerprint: u64,
+    ) -> Result<usize, EncodeError> {
+        let header = self.header(fingerprint);
+        let mut enc = Encoder::new(buf, &header)?;
+        if header.flags & FLAG_MARTINGALE != 0 {
+            enc.put(&self.hip_estimate.to_le_bytes());
+        }
+        if header.flags & FLAG_SPARSE != 0 {
+            enc.put_u32(self.non_zero() as u32);
+            for (i, &r) in self.registers().iter().enumerate() {
+                if r != 0 {
+                    enc.put_u32((i as u32) << 8 | u32::from(r));
+                }
+            }
+        } else {
+            enc.put(self.registers());
+        }
+        Ok(enc.finish())
+    }
+
+    /// Replaces this sketch with the one serialized in `bytes`, which must be an
+    /// `ull` frame of the same precision hashed with the same seed.
+    ///
+    /// Validates everything before writing: on error `self` is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The envelope's errors (see [`Frame::parse`]); [`DecodeError::WrongKind`];
+    /// [`DecodeError::ParameterMismatch`] for another precision;
+    /// [`DecodeError::SeedMismatch`] for another seed;
+    /// [`DecodeError::InvalidValue`] for unknown flags, a register byte no sketch of
+    /// this precision can hold, unordered or out-of-range sparse entries, a negative
+    /// or non-finite martingale estimate or one below the number of non-zero
+    /// registers (each register change adds at least 1 to it);
+    /// [`DecodeError::Truncated`] / [`DecodeError::TrailingBytes`] for a payload
+    /// length that does not match.
+    pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let frame = Frame::parse(bytes)?;
+        frame.header().expect(SketchKind::Ull, Self::PARAMS)?;
+        if frame.header().seed_fingerprint != self.seed.fingerprint() {
+            return Err(DecodeError::SeedMismatch);
+        }
+        self.decode_frame(&frame)
+    }
+
+    /// Like [`decode_into`](Self::decode_into) but without the seed check; returns
+    /// the frame's seed fingerprint. For collectors that merge devices' sketches
+    /// without knowing their seed: merge only equal fingerprints, and never insert
+    /// keys into a sketch decoded this way.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode_into`](Self::decode_into), except `SeedMismatch`.
+    pub fn decode_into_any_seed(&mut self, bytes: &[u8]) -> Result<u64, DecodeError> {
+        let frame = Frame::parse(bytes)?;
+        frame.header().expect(SketchKind::Ull, Self::PARAMS)?;
+        self.decode_frame(&frame)?;
+        Ok(frame.header().seed_fingerprint)
+    }
+
+    /// Replaces all registers with `bytes` (e.g. hash4j's `UltraLogLog.getState()`
+    /// of the same precision, computed from the same 64-bit hashes), keeping the
+    /// seed. Validates everything before writing: on error the sketch is unchanged.
+    /// On success the martingale estimate becomes `None`. Cost O(m).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::ParameterMismatch`] unless `bytes` has exactly `m` bytes;
+    /// [`DecodeError::InvalidValue`] for a byte no register of this precision can
+    /// hold ([`is_valid_register`](Self::is_valid_register)).
+    pub fn set_registers(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        if bytes.len() != Self::M {
+            return Err(DecodeError::ParameterMismatch);
+        }
+        if !bytes.iter().all(|&r| Self::is_valid_register(r)) {
+            return Err(DecodeError::InvalidValue);
+        }
+        self.load(bytes.iter().copied());
+        Ok(())
+    }
+
+    /// Writes `m` validated register bytes and recomputes the sums and counters.
+    fn load(&mut self, regs: impl Iterator<Item = u8>) {
+        self.clear();
+        for (slot, r) in self.registers.as_mut().iter_mut().zip(regs) {
+            *slot = r;
+        }
+        self.recount();
+        self.hip_valid = false;
+    }
+
+    fn decode_frame(&mut self, frame: &Frame<'_>) -> Result<(), DecodeError> {
+        let flags = frame.header().flags;
+        if flags & !(FLAG_SPARSE | FLAG_MARTINGALE) != 0 {
+            return Err(DecodeError::InvalidValue);
+        }
+        let mut r = frame.reader();
+        let hip = if flags & FLAG_MARTINGALE == 0 {
+            None
+        } else {
+            let v = f64::from_le_bytes(r.array::<8>()?);
+            if !v.is_finite() || v < 0.0 {
+                return Err(DecodeError::InvalidValue);
+            }
+            Some(v)
+        };
+        let below = |non_zero: usize| hip.is_some_and(|v| v < non_zero as f64);
+        if flags & FLAG_SPARSE == 0 {
+            let dense = r.take(Self::M)?;
+            r.finish()?;
+            if below(dense.iter().filter(|&&x| x != 0).count()) {
+                return Err(DecodeError::InvalidValue);
+            }
+            self.set_registers(dense)?;
+        } else {
+            let n = r.u32()? as usize;
+            if n > Self::M {
+                return Err(DecodeError::InvalidValue);
+            }
+            let entries = r.take(n.saturating_mul(SPARSE_ENTRY))?;
+            r.finish()?;
+            let mut next = 0u32;
+            for e in entries.chunks_exact(SPARSE_ENTRY) {
+                let (index, byte) = sparse_entry(e);
+                if index < next || index as usize >= Self::M {
+                    return Err(DecodeError::InvalidValue);
+                }
+                if byte == 0 || !Self::is_valid_register(byte) {
+                    return Err(DecodeError::InvalidValue);
+                }
+                next = index + 1;
+            }
+            if below(n) {
+                return Err(DecodeError::InvalidValue);
+            }
+            self.load(SparseExpand {
+                entries,
+                next: 0,
+                m: Self::M as u32,
+            });
+        }
+        if let Some(v) = hip.filter(|_| self.hip_tracked) {
+            self.hip_estimate = v;
+            self.hip_valid = true;
+        }
+        Ok(())
+    }
+}
+
+fn sparse_entry(e: &[u8]) -> (u32, u8) {
+    let mut w = [0u8; 4];
+    if let Some(dst) = w.get_mut(..e.len()) {
+        dst.copy_from_slice(e);
+    }
+    let v = u32::from_le_bytes(w);
+    (v >> 8, v as u8)
+}
+
+/// Expands validated sparse entries into `m` register bytes.
+struct SparseExpand<'a> {
+    entries: &'a [u8],
+    next: u32,
+    m: u32,
+}
+
+impl Iterator for SparseExpand<'_> {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        if self.next >= self.m {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        match self.entries.get(..SPARSE_ENTRY).map(sparse_entry) {
+            Some((index, byte)) if index == i => {
+                self.entries = self.entries.get(SPARSE_ENTRY..).unwrap_or(&[]);
+                Some(byte)
+            }
+            _ => Some(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use loxo_core::Seed;
+
+    const SEED: Seed = Seed::new(3, 4);
+
+    #[test]
+    fn valid_registers_are_the_reachable_ones() {
+        // Every byte a sketch reaches by inserts, and nothing else.
+        let mut reached = [false; 256];
+        reached[0] = true;
+        for a in 1..=61u32 {
+            for flags in 0..4u32 {
+                let mut u = Ull::<4>::new(SEED);
+                let mut put = |v: u32| {
+                    let h = if v == 61 { 0 } else { 1 << (60 - v) };
+                    u.insert_hash(loxo_core::KeyHash::from_u64(h));
+                };
+                if flags & 1 != 0 && a > 2 {
+                    put(a - 2);
+                }
+                if flags & 2 != 0 && a > 1 {
+                    put(a - 1);
+                }
+                put(a);
+                reached[usize::from(u.register(0))] = true;
+            }
+        }
+        for r in 0..=255u8 {
+            assert_eq!(
+                Ull::<4>::is_valid_register(r),
+                reached[usize::from(r)],
+                "{r}"
+            );
+        }
+    }
+
+    #[test]
+    fn round_trips_sparse_and_dense_and_refuses_bad_bytes() {
+        for n in [0u32, 1, 30, 200, 5000] {
+            let mut u = Ull::<8>::new(SEED);
+            for k in 0..n {
+                u.insert(&k.to_le_bytes());
+            }
+            let mut buf = [0u8; 400];
+            let len = u.encode_into(&mut buf).unwrap();
+            let mut back = Ull::<8>::new(SEED);
+            back.decode_into(&buf[..len]).unwrap();
+            assert_eq!(back, u);
+            assert_eq!(back.estimate().to_bits(), u.estimate().to_bits());
+            assert_eq!(back.estimate_martingale(), u.estimate_martingale());
+        }
+        let mut u = Ull::<4>::new(SEED);
+        u.insert(b"keep");
+        let before = u.clone();
+        assert_eq!(
+            u.set_registers(&[0; 15]),
+            Err(DecodeError::ParameterMismatch)
+        );
+        let mut bad = [0u8; 16];
+        bad[3] = 13; // 4P − 3: not a register byte at P = 4
+        assert_eq!(u.set_registers(&bad), Err(DecodeError::InvalidValue));
+        assert_eq!(u, before);
+        assert!(u.estimate_martingale().is_some());
+    }
+}
