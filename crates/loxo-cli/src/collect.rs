@@ -42,7 +42,7 @@
 //! frames plus about 60 KiB per (device, open epoch).
 //!
 //! An epoch is **closed** when every device seen (since that epoch) has delivered or
-//! lost both its frames of it; it is **finalized** (printed, written, exported,
+//! lost both its frames of it (and at least [`Limits::min_devices`] devices did); it is **finalized** (printed, written, exported,
 //! freed) once it is closed and every such device has sent something of a later
 //! epoch, when more than [`Limits::max_open_epochs`] epochs are open (the oldest
 //! goes), or when the collector stops. A datagram of a finalized epoch is a counted
@@ -53,7 +53,7 @@
 //! # The command
 //!
 //! `loxo collect --listen 127.0.0.1:4740 [--out DIR] [--redis HOST:PORT] [--epochs N]
-//! [--timeout SECS]` prints, per epoch, the devices seen, the fleet distinct-flow
+//! [--devices N] [--timeout SECS]` prints, per epoch, the devices seen, the fleet distinct-flow
 //! estimate and the fleet top flows; with `--out` it writes
 //! `DIR/epoch-<n>/device-<d>.flows.loxo`, `…/device-<d>.topk.loxo` (the frames as
 //! received) and `DIR/epoch-<n>/fleet.flows.loxo` (the merged HLL under the fleet's
@@ -62,7 +62,10 @@
 //! `loxo:flows:epoch:<n>:incoming`, so an existing key, e.g. another collector's,
 //! is merged into rather than overwritten). It stops after `--epochs N` closed epochs
 //! or after `--timeout` seconds without a datagram, and exits non-zero if any error
-//! was counted.
+//! was counted. "Every device seen" is all a collector can know of the fleet: a
+//! device whose first datagram arrives after the others closed the last epoch is not
+//! waited for (and one after the epoch was finalized is late), so give `--devices N`
+//! when the fleet's size is known.
 //!
 //! ```
 //! use loxo_cli::collect::{Collector, Limits};
@@ -88,7 +91,8 @@
 //! c.finish(); // no top-k frames were sent: counted as incomplete
 //! let epoch = c.take_finalized().remove(0);
 //! let fleet = epoch.flows.unwrap().estimate();
-//! assert!((fleet - 2000.0).abs() < 2000.0 * 4.0 * 0.0081, "{fleet}");
+//! // Keys 500..2000: within 4σ, σ = 1.04/√16384 ≈ 0.81 %.
+//! assert!((fleet - 1500.0).abs() < 1500.0 * 4.0 * 0.0081, "{fleet}");
 //! assert_eq!(c.error_count(), 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -148,6 +152,8 @@ pub struct Limits {
     /// Error messages kept until [`Collector::take_messages`] (errors past it are
     /// still counted).
     pub max_messages: usize,
+    /// Devices an epoch needs before it can close (0 or 1: any device seen).
+    pub min_devices: usize,
 }
 
 impl Default for Limits {
@@ -157,6 +163,7 @@ impl Default for Limits {
             max_devices: 1024,
             max_open_epochs: 8,
             max_messages: 1024,
+            min_devices: 0,
         }
     }
 }
@@ -558,6 +565,9 @@ impl Collector {
         let Some(slots) = self.epochs.get(&epoch) else {
             return false;
         };
+        if self.expected(epoch).count() < self.limits.min_devices {
+            return false;
+        }
         self.expected(epoch).all(|(d, _)| {
             [Stream::Flows, Stream::TopK]
                 .iter()
@@ -844,6 +854,10 @@ pub struct Args {
     /// its frames).
     #[arg(long, value_name = "N")]
     pub epochs: Option<u64>,
+    /// An epoch closes only once this many devices sent it (else a device whose
+    /// first datagram comes after the others' last would be late).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub devices: usize,
     /// Stop after this many seconds without a datagram (default: wait for ever).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
@@ -862,7 +876,10 @@ pub struct Args {
 /// A socket that cannot be bound or read, a Redis server that cannot be reached at
 /// start, bad options. Errors of the senders are counted, not returned.
 pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
-    let mut c = Collector::new(Limits::default());
+    let mut c = Collector::new(Limits {
+        min_devices: a.devices,
+        ..Limits::default()
+    });
     if let Some(hex) = &a.seed_fingerprint {
         let fp = u64::from_str_radix(hex.trim_start_matches("0x"), 16)
             .with_context(|| format!("--seed-fingerprint {hex}: not a hexadecimal u64"))?;
@@ -1264,12 +1281,29 @@ mod tests {
     }
 
     #[test]
+    fn min_devices_keeps_an_epoch_open_for_a_late_device() {
+        for (min, closed) in [(0, 1), (2, 0)] {
+            let mut c = Collector::new(Limits {
+                min_devices: min,
+                ..Limits::default()
+            });
+            send(&mut c, Stream::Flows, 1, 0, &hll(0, 100, SEED));
+            send(&mut c, Stream::TopK, 1, 0, &topk(&[(1, 5)], SEED));
+            assert_eq!(c.closed_epochs(), closed, "min_devices {min}");
+            send(&mut c, Stream::Flows, 2, 0, &hll(0, 100, SEED));
+            send(&mut c, Stream::TopK, 2, 0, &topk(&[(1, 5)], SEED));
+            assert_eq!(c.closed_epochs(), 1);
+        }
+    }
+
+    #[test]
     fn limits_bound_memory() {
         let limits = Limits {
             max_partial: 2,
             max_devices: 2,
             max_open_epochs: 2,
             max_messages: 4,
+            min_devices: 0,
         };
         let mut c = Collector::new(limits);
         let frame = hll(0, 5000, SEED);

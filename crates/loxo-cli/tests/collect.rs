@@ -1,0 +1,338 @@
+//! `loxo collect` through the binary and real UDP: three devices' `FlowMonitor`s over
+//! generated traffic send three epochs of sketches (`loxo_control::datagram`), two
+//! with the fleet's seed and one with another; epoch 2 carries a corrupted chunk and a
+//! duplicated chunk. Checked: the fleet HLL file equals the merge of the devices'
+//! HLLs and its estimate is within 4σ of the exact union of distinct flows, every
+//! frame received is written back byte for byte, the fleet top-k bounds contain the
+//! exact fleet-wide weights, and the corrupt, duplicate and wrong-seed frames are
+//! counted, reported and not merged, with a non-zero exit.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use loxo_cli::collect::{combine_top, decode_topk, KEY_WIRE_LEN};
+use loxo_cli::exact::Exact;
+use loxo_cli::resp::Client;
+use loxo_cli::trace::{generate_with_truth, Popularity, TraceConfig};
+use loxo_control::datagram::{SketchDatagram, Stream, DATAGRAM_MAX};
+use loxo_core::Seed;
+use loxo_flow::{Config, FlowKey, FlowMonitor, Report, FLOWS_P};
+use loxo_hll::Hll;
+use loxo_interop::redis::RedisHll;
+use loxo_tests::hll_theory::check_estimate;
+use loxo_tests::redis::RedisServer;
+
+const FLEET: Seed = Seed::new(0xf1ee7, 0x5eed);
+const ROGUE: Seed = Seed::new(0xbad, 0x5eed);
+
+/// One device's epoch: its two frames and the exact figures behind them.
+struct Sent {
+    flows: Vec<u8>,
+    topk: Vec<u8>,
+    hll: Box<Hll<14>>,
+    keys: HashSet<FlowKey>,
+    bytes: HashMap<FlowKey, u64>,
+}
+
+fn device_epoch(seed: Seed, trace_seed: u64, packets: u64) -> Sent {
+    let mut m = Box::new(FlowMonitor::new(Config {
+        seed,
+        ..Config::default()
+    }));
+    let mut exact = Exact::default();
+    let cfg = TraceConfig {
+        packets,
+        flows: 8_000,
+        popularity: Popularity::Zipf(1.0),
+        seed: trace_seed,
+        ..TraceConfig::default()
+    };
+    generate_with_truth(&cfg, |f, t| {
+        m.feed(f);
+        exact.feed_truth(t);
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    let mut flows = vec![0u8; m.flows().encoded_len()];
+    let n = m.flows().encode_into(&mut flows).unwrap();
+    flows.truncate(n);
+    let mut topk = vec![0u8; m.top().encoded_len::<KEY_WIRE_LEN>()];
+    let n = m
+        .top()
+        .encode_into::<KEY_WIRE_LEN>(&seed, &mut topk)
+        .unwrap();
+    topk.truncate(n);
+    let hll = Box::new(m.flows().clone());
+    let mut r = Report::default();
+    m.end_epoch(&mut r);
+    Sent {
+        flows,
+        topk,
+        hll,
+        keys: exact.flows.keys().copied().collect(),
+        bytes: exact.flows.iter().map(|(k, c)| (*k, c.bytes)).collect(),
+    }
+}
+
+fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<Vec<u8>> {
+    let mut buf = [0u8; DATAGRAM_MAX];
+    SketchDatagram::chunks(stream, device, epoch, frame)
+        .map(|d| {
+            let n = d.emit(&mut buf).unwrap();
+            buf[..n].to_vec()
+        })
+        .collect()
+}
+
+/// Starts `loxo collect --listen 127.0.0.1:0 ARGS…`; returns the child, the address it
+/// listens on and a thread collecting the rest of its stderr.
+fn spawn(args: &[&std::ffi::OsStr]) -> (Child, String, JoinHandle<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args(["collect", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run loxo collect");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("loxo collect: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).unwrap();
+        s
+    });
+    (child, addr, rest)
+}
+
+/// Sends datagrams to `addr`, paced: the collector's default socket buffer holds only
+/// about a hundred datagrams.
+fn send(socket: &UdpSocket, addr: &str, datagrams: &[Vec<u8>]) {
+    for d in datagrams {
+        socket.send_to(d, addr).unwrap();
+        std::thread::sleep(Duration::from_micros(300));
+    }
+}
+
+fn out_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loxo-collect-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Epochs 0 and 1 of devices 1 and 2, as `loxo collect` wrote and printed them.
+fn check_fleet_epoch(epoch: usize, one: &Sent, two: &Sent, dir: &Path, stdout: &str) {
+    // The fleet HLL is exactly the merge of devices 1 and 2.
+    let fleet = std::fs::read(dir.join(format!("epoch-{epoch}/fleet.flows.loxo"))).unwrap();
+    let mut got = Hll::<14>::new(FLEET);
+    got.decode_into(&fleet).unwrap();
+    let mut want = one.hll.clone();
+    want.merge(&two.hll).unwrap();
+    assert_eq!(got, *want, "epoch {epoch}");
+    let union: HashSet<FlowKey> = one.keys.union(&two.keys).copied().collect();
+    if epoch == 0 {
+        assert_eq!(union.len(), one.keys.len() + two.keys.len(), "disjoint");
+    } else {
+        assert_eq!(
+            union.len(),
+            one.keys.len(),
+            "device 2's flows are device 1's"
+        );
+    }
+    // 4σ band of the HLL theory at that n (σ ≈ 1.04/√16384 ≈ 0.81 %).
+    check_estimate(got.estimate(), union.len() as u64, FLOWS_P, 4.0)
+        .unwrap_or_else(|m| panic!("epoch {epoch}: fleet distinct flows: {m}"));
+    assert!(
+        stdout.contains(&format!("fleet distinct flows: {:.0} ", got.estimate())),
+        "{stdout}"
+    );
+
+    // The fleet top-k: the bounds contain the exact fleet-wide bytes.
+    let (_, a) = decode_topk(&one.topk).unwrap();
+    let (_, b) = decode_topk(&two.topk).unwrap();
+    let (top, _, _) = combine_top(&[&a, &b]);
+    for f in &top {
+        let exact = one.bytes.get(&f.key).copied().unwrap_or(0)
+            + two.bytes.get(&f.key).copied().unwrap_or(0);
+        assert!(f.lower <= exact && exact <= f.upper, "{f:?}: exact {exact}");
+    }
+    assert_eq!(top[0].devices, if epoch == 0 { 1 } else { 2 });
+    assert!(
+        stdout.contains(&format!("  1. {}  count {}", top[0].key, top[0].count)),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn collect_merges_two_devices_and_counts_every_fault() {
+    // Devices 1 and 2 share the fleet's seed, device 3 does not.
+    let devices = [(1u32, FLEET), (2, FLEET), (3, ROGUE)];
+    // Epoch 0: each device its own flow population (trace seeds differ). Epoch 1: the
+    // devices see the same population (device 2's trace is the first two thirds of
+    // device 1's), so the heavy flows are on both lists and the HLLs overlap. Epoch 2
+    // carries the faults.
+    let trace = |epoch: u64, device: u32| match (epoch, device) {
+        (1, 1 | 2) => (100, if device == 1 { 30_000 } else { 20_000 }),
+        _ => (100 * epoch + u64::from(device), 30_000),
+    };
+    let sent: Vec<Vec<Sent>> = (0..3u64)
+        .map(|epoch| {
+            devices
+                .iter()
+                .map(|&(d, seed)| {
+                    let (ts, packets) = trace(epoch, d);
+                    device_epoch(seed, ts, packets)
+                })
+                .collect()
+        })
+        .collect();
+
+    let dir = out_dir();
+    let (child, addr, rest) = spawn(&[
+        "--epochs".as_ref(),
+        "3".as_ref(),
+        "--timeout".as_ref(),
+        "20".as_ref(),
+        "--top".as_ref(),
+        "5".as_ref(),
+        "--out".as_ref(),
+        dir.as_os_str(),
+    ]);
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for (epoch, devs) in sent.iter().enumerate() {
+        for (&(device, _), s) in devices.iter().zip(devs) {
+            let epoch = epoch as u32;
+            let mut flows = datagrams(Stream::Flows, device, epoch, &s.flows);
+            let mut topk = datagrams(Stream::TopK, device, epoch, &s.topk);
+            if epoch == 2 && device == 2 {
+                // A flipped bit in a chunk: the frame's CRC-32 catches it.
+                flows[3][40] ^= 0x10;
+            }
+            if epoch == 2 && device == 1 {
+                // A chunk sent twice.
+                let dup = topk[2].clone();
+                topk.insert(3, dup);
+            }
+            send(&socket, &addr, &flows);
+            send(&socket, &addr, &topk);
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = rest.join().unwrap();
+    let ctx = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(!out.status.success(), "errors were counted: {ctx}");
+
+    // Every fault counted and reported: 6 wrong-seed frames, 1 corrupt frame, 1
+    // duplicate chunk; nothing else.
+    assert!(
+        stdout.contains(
+            "8 errors: 1 out-of-order or duplicate chunk, 1 undecodable frame, 6 seed mismatch"
+        ),
+        "{ctx}"
+    );
+    assert_eq!(stderr.matches("seed fingerprint").count(), 6, "{ctx}");
+    assert!(
+        stderr.contains("device 2 epoch 2 flows: checksum mismatch"),
+        "{ctx}"
+    );
+    assert!(
+        stderr.contains("device 1 epoch 2 topk: chunk at offset"),
+        "{ctx}"
+    );
+    assert!(stdout.contains("epoch 0: 3 device(s): 1, 2, 3"), "{ctx}");
+    assert!(stdout.contains("device 3 flows: seed fingerprint"), "{ctx}");
+
+    // Every frame that arrived whole is written back byte for byte.
+    for (epoch, devs) in sent.iter().enumerate() {
+        for (&(device, _), s) in devices.iter().zip(devs) {
+            let base = dir.join(format!("epoch-{epoch}"));
+            let read = |stream: &str| {
+                std::fs::read(base.join(format!("device-{device}.{stream}.loxo"))).ok()
+            };
+            let flows_lost = epoch == 2 && device == 2;
+            let topk_lost = epoch == 2 && device == 1;
+            assert_eq!(read("flows"), (!flows_lost).then(|| s.flows.clone()));
+            assert_eq!(read("topk"), (!topk_lost).then(|| s.topk.clone()));
+        }
+    }
+
+    for (epoch, devs) in sent.iter().enumerate().take(2) {
+        check_fleet_epoch(epoch, &devs[0], &devs[1], &dir, &stdout);
+    }
+
+    // Epoch 2: device 2's flows were corrupt, so the fleet HLL is device 1's alone,
+    // and device 1's top-k was dropped, so the fleet top-k is device 2's.
+    let fleet = std::fs::read(dir.join("epoch-2/fleet.flows.loxo")).unwrap();
+    let mut got = Hll::<14>::new(FLEET);
+    got.decode_into(&fleet).unwrap();
+    assert_eq!(got, *sent[2][0].hll);
+    assert!(stdout.contains("fleet top flows (devices 2;"), "{ctx}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn collect_pfmerges_the_fleet_hll_into_redis() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let sent: Vec<Sent> = [7, 8].map(|ts| device_epoch(FLEET, ts, 10_000)).into();
+    let mut merged = sent[0].hll.clone();
+    merged.merge(&sent[1].hll).unwrap();
+    let want = RedisHll::from_hll(&merged).count();
+    // Twice: PFMERGE of the same sketch into the key leaves its count unchanged.
+    for _ in 0..2 {
+        let redis = server.addr();
+        let (child, addr, rest) = spawn(&[
+            "--epochs".as_ref(),
+            "1".as_ref(),
+            "--devices".as_ref(),
+            "2".as_ref(),
+            "--timeout".as_ref(),
+            "20".as_ref(),
+            "--redis".as_ref(),
+            redis.as_ref(),
+        ]);
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for (device, s) in (1..).zip(&sent) {
+            send(
+                &socket,
+                &addr,
+                &datagrams(Stream::Flows, device, 0, &s.flows),
+            );
+            send(&socket, &addr, &datagrams(Stream::TopK, device, 0, &s.topk));
+        }
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let ctx = format!("stdout:\n{stdout}\nstderr:\n{}", rest.join().unwrap());
+        assert!(out.status.success(), "{ctx}");
+        assert!(stdout.contains(", 0 errors"), "{ctx}");
+        assert!(
+            stdout.contains(&format!(
+                "redis: PFMERGE loxo:flows:epoch:0: PFCOUNT {want}"
+            )),
+            "{ctx}"
+        );
+    }
+    let mut c = Client::connect(&server.addr()).unwrap();
+    assert_eq!(
+        c.integer(&[b"PFCOUNT", b"loxo:flows:epoch:0"]).unwrap(),
+        i64::try_from(want).unwrap()
+    );
+    assert_eq!(
+        c.integer(&[b"EXISTS", b"loxo:flows:epoch:0:incoming"])
+            .unwrap(),
+        0
+    );
+}
