@@ -279,6 +279,15 @@ fn collect_merges_two_devices_and_counts_every_fault() {
     got.decode_into(&fleet).unwrap();
     assert_eq!(got, *sent[2][0].hll);
     assert!(stdout.contains("fleet top flows (devices 2;"), "{ctx}");
+    // `loxo inspect` reads what the collector wrote.
+    for f in ["epoch-0/fleet.flows.loxo", "epoch-0/device-1.topk.loxo"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_loxo"))
+            .arg("inspect")
+            .arg(dir.join(f))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{f}: {o:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
