@@ -1,4 +1,4 @@
-//! `loxo merge -o OUT FILE...`: merge HLL sketches from many devices or epochs.
+//! `loxo merge -o OUT FILE...`: merge HLL or ULL sketches from many devices or epochs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,12 +12,13 @@ pub(crate) struct Args {
     /// Where to write the merged sketch (loxo wire format).
     #[arg(short, long)]
     output: PathBuf,
-    /// Sketches to merge: `hll` frames of equal precision and seed fingerprint.
+    /// Sketches to merge: `hll` or `ull` frames of one kind, equal precision and
+    /// seed fingerprint.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
 
-/// Runs `loxo merge`: register-wise maximum of every input; prints the estimate.
+/// Runs `loxo merge`: the union of every input; prints the estimate.
 pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let (merged, fp) = sketch::merge_files(&a.files)?;
     let bytes = merged.encode(fp);

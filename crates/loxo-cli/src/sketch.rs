@@ -1,7 +1,8 @@
 //! Serialized loxo sketches as files: read, describe, merge, re-encode.
 //!
 //! A collector (this tool) does not know the devices' hash seed. It reads frames
-//! with the seed-less decoders (`Hll::decode_into_any_seed`), merges only frames
+//! with the seed-less decoders (`Hll::decode_into_any_seed`,
+//! `Ull::decode_into_any_seed`), merges only frames
 //! whose seed fingerprints are equal, and writes the result under that fingerprint.
 
 use std::fmt::Write as _;
@@ -10,7 +11,7 @@ use std::path::Path;
 use anyhow::{bail, Context};
 use loxo_core::wire::{Frame, SketchKind};
 use loxo_core::Seed;
-use loxo_hll::Hll;
+use loxo_hll::{Hll, Ull};
 
 /// Placeholder seed of sketches decoded without their seed: they are only merged,
 /// estimated and re-encoded under the frame's own fingerprint, never inserted into.
@@ -134,6 +135,202 @@ any_hll!(
     12 => P12, 13 => P13, 14 => P14, 15 => P15, 16 => P16, 17 => P17, 18 => P18,
 );
 
+macro_rules! any_ull {
+    ($($p:literal => $v:ident),* $(,)?) => {
+        /// An [`Ull`] of any supported precision, decoded from a frame.
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub enum AnyUll {
+            $(
+                #[doc = concat!("`Ull<", stringify!($p), ">`")]
+                $v(Box<Ull<$p>>),
+            )*
+        }
+
+        impl AnyUll {
+            /// Decodes an `ull` frame of any precision without its seed; returns the
+            /// sketch and the frame's seed fingerprint.
+            ///
+            /// # Errors
+            /// Any [`loxo_core::DecodeError`], or an unsupported precision.
+            pub fn decode(bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
+                let frame = Frame::parse(bytes)?;
+                let p = frame.header().params[0];
+                match p {
+                    $($p => {
+                        let mut u = Box::new(Ull::<$p>::new(COLLECTOR_SEED));
+                        let fp = u.decode_into_any_seed(bytes)?;
+                        Ok((Self::$v(u), fp))
+                    })*
+                    _ => bail!("unsupported ULL precision {p}"),
+                }
+            }
+
+            /// The precision `P`.
+            #[must_use]
+            pub fn precision(&self) -> u8 {
+                match self { $(Self::$v(_) => $p,)* }
+            }
+
+            /// FGRA estimate.
+            #[must_use]
+            pub fn estimate(&self) -> f64 {
+                match self { $(Self::$v(u) => u.estimate(),)* }
+            }
+
+            /// Maximum-likelihood estimate.
+            #[must_use]
+            pub fn estimate_ml(&self) -> f64 {
+                match self { $(Self::$v(u) => u.estimate_ml(),)* }
+            }
+
+            /// Martingale estimate, if the sketch saw only inserts.
+            #[must_use]
+            pub fn estimate_martingale(&self) -> Option<f64> {
+                match self { $(Self::$v(u) => u.estimate_martingale(),)* }
+            }
+
+            /// Relative standard error `0.782/√m`.
+            #[must_use]
+            pub fn relative_standard_error(&self) -> f64 {
+                match self { $(Self::$v(u) => u.relative_standard_error(),)* }
+            }
+
+            /// Bytes of RAM the sketch occupies on a device.
+            #[must_use]
+            pub fn memory_bytes(&self) -> usize {
+                match self { $(Self::$v(u) => u.memory_bytes(),)* }
+            }
+
+            /// Non-zero registers and `m`.
+            #[must_use]
+            pub fn fill(&self) -> (usize, usize) {
+                match self {
+                    $(Self::$v(u) => (u.registers().iter().filter(|&&r| r != 0).count(), Ull::<$p>::M),)*
+                }
+            }
+
+            /// The union with `other` (same precision).
+            ///
+            /// # Errors
+            /// If the precisions differ.
+            pub fn merge(&mut self, other: &Self) -> anyhow::Result<()> {
+                match (self, other) {
+                    $((Self::$v(a), Self::$v(b)) => {
+                        a.merge(b)?;
+                        Ok(())
+                    })*
+                    (a, b) => bail!(
+                        "geometry mismatch: cannot merge a ULL of precision {} into one of precision {}",
+                        b.precision(),
+                        a.precision()
+                    ),
+                }
+            }
+
+            /// Encodes under `fingerprint`.
+            #[must_use]
+            pub fn encode(&self, fingerprint: u64) -> Vec<u8> {
+                match self {
+                    $(Self::$v(u) => {
+                        let mut buf = vec![0u8; u.encoded_len()];
+                        let n = u
+                            .encode_into_with_fingerprint(&mut buf, fingerprint)
+                            .unwrap_or(0);
+                        buf.truncate(n);
+                        buf
+                    })*
+                }
+            }
+
+            /// The `Hll` of the same keys (for Redis or DataSketches export).
+            #[must_use]
+            pub fn to_hll(&self) -> AnyHll {
+                match self { $(Self::$v(u) => AnyHll::$v(Box::new(u.to_hll())),)* }
+            }
+        }
+    };
+}
+
+any_ull!(
+    4 => P4, 5 => P5, 6 => P6, 7 => P7, 8 => P8, 9 => P9, 10 => P10, 11 => P11,
+    12 => P12, 13 => P13, 14 => P14, 15 => P15, 16 => P16, 17 => P17, 18 => P18,
+);
+
+/// A distinct-count sketch of either kind, as `loxo merge` reads and writes them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Distinct {
+    /// An `hll` frame.
+    Hll(AnyHll),
+    /// An `ull` frame.
+    Ull(AnyUll),
+}
+
+impl Distinct {
+    /// Decodes an `hll` or `ull` frame without its seed.
+    ///
+    /// # Errors
+    /// Another kind, or the decoder's error.
+    pub fn decode(bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
+        match Frame::parse(bytes)?.header().kind {
+            SketchKind::Hll => AnyHll::decode(bytes).map(|(h, fp)| (Self::Hll(h), fp)),
+            SketchKind::Ull => AnyUll::decode(bytes).map(|(u, fp)| (Self::Ull(u), fp)),
+            k => bail!(
+                "`loxo merge` merges hll and ull sketches, this is a {} sketch",
+                k.name()
+            ),
+        }
+    }
+
+    /// The precision `P`.
+    #[must_use]
+    pub fn precision(&self) -> u8 {
+        match self {
+            Self::Hll(h) => h.precision(),
+            Self::Ull(u) => u.precision(),
+        }
+    }
+
+    /// The kind's default estimate.
+    #[must_use]
+    pub fn estimate(&self) -> f64 {
+        match self {
+            Self::Hll(h) => h.estimate(),
+            Self::Ull(u) => u.estimate(),
+        }
+    }
+
+    /// The relative standard error of [`estimate`](Self::estimate).
+    #[must_use]
+    pub fn relative_standard_error(&self) -> f64 {
+        match self {
+            Self::Hll(h) => h.relative_standard_error(),
+            Self::Ull(u) => u.relative_standard_error(),
+        }
+    }
+
+    /// The union with `other` (same kind and precision).
+    ///
+    /// # Errors
+    /// Different kinds or precisions.
+    pub fn merge(&mut self, other: &Self) -> anyhow::Result<()> {
+        match (self, other) {
+            (Self::Hll(a), Self::Hll(b)) => a.merge(b),
+            (Self::Ull(a), Self::Ull(b)) => a.merge(b),
+            (Self::Hll(_), Self::Ull(_)) => bail!("cannot merge a ull sketch into hll sketches"),
+            (Self::Ull(_), Self::Hll(_)) => bail!("cannot merge an hll sketch into ull sketches"),
+        }
+    }
+
+    /// Encodes under `fingerprint`.
+    #[must_use]
+    pub fn encode(&self, fingerprint: u64) -> Vec<u8> {
+        match self {
+            Self::Hll(h) => h.encode(fingerprint),
+            Self::Ull(u) => u.encode(fingerprint),
+        }
+    }
+}
+
 /// Reads a whole sketch file.
 ///
 /// # Errors
@@ -198,6 +395,31 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
             out,
             "memory:           {} bytes on a device",
             hll.memory_bytes()
+        )?;
+    } else if h.kind == SketchKind::Ull {
+        let (ull, _) = AnyUll::decode(bytes)?;
+        let (nz, m) = ull.fill();
+        writeln!(out, "precision:        {} (m = {m})", ull.precision())?;
+        writeln!(
+            out,
+            "estimate:         {:.1} (FGRA, relative standard error {:.2} %)",
+            ull.estimate(),
+            100.0 * ull.relative_standard_error()
+        )?;
+        writeln!(out, "estimate (ML):    {:.1}", ull.estimate_ml())?;
+        match ull.estimate_martingale() {
+            Some(e) => writeln!(out, "martingale:       {e:.1}")?,
+            None => writeln!(out, "martingale:       none (merged, or not tracked)")?,
+        }
+        writeln!(
+            out,
+            "fill:             {nz}/{m} registers non-zero ({:.1} %)",
+            100.0 * nz as f64 / m as f64
+        )?;
+        writeln!(
+            out,
+            "memory:           {} bytes on a device",
+            ull.memory_bytes()
         )?;
     } else {
         let p = frame.payload();
@@ -457,28 +679,22 @@ fn describe_payload(
     Ok(())
 }
 
-/// Merges HLL frames (same precision and seed fingerprint) and returns the merged
-/// sketch and the common fingerprint.
+/// Merges `hll` or `ull` frames (one kind, same precision and seed fingerprint) and
+/// returns the merged sketch and the common fingerprint.
 ///
 /// # Errors
-/// An empty list, a corrupt file, a kind other than `hll`, different precisions or
-/// different seed fingerprints (sketches hashed under different seeds cannot merge).
-pub fn merge_files(paths: &[impl AsRef<Path>]) -> anyhow::Result<(AnyHll, u64)> {
-    let mut acc: Option<(AnyHll, u64)> = None;
+/// An empty list, a corrupt file, a kind other than `hll` and `ull`, mixed kinds,
+/// different precisions or different seed fingerprints (sketches hashed under
+/// different seeds cannot merge).
+pub fn merge_files(paths: &[impl AsRef<Path>]) -> anyhow::Result<(Distinct, u64)> {
+    let mut acc: Option<(Distinct, u64)> = None;
     for path in paths {
         let path = path.as_ref();
         let bytes = read(path)?;
-        let frame = Frame::parse(&bytes).with_context(|| format!("{}", path.display()))?;
-        if frame.header().kind != SketchKind::Hll {
-            bail!(
-                "{}: `loxo merge` merges hll sketches, this is a {} sketch",
-                path.display(),
-                frame.header().kind.name()
-            );
-        }
-        let (hll, fp) = AnyHll::decode(&bytes).with_context(|| format!("{}", path.display()))?;
+        let (sketch, fp) =
+            Distinct::decode(&bytes).with_context(|| format!("{}", path.display()))?;
         match &mut acc {
-            None => acc = Some((hll, fp)),
+            None => acc = Some((sketch, fp)),
             Some((a, afp)) => {
                 if *afp != fp {
                     bail!(
@@ -486,7 +702,7 @@ pub fn merge_files(paths: &[impl AsRef<Path>]) -> anyhow::Result<(AnyHll, u64)> 
                         path.display()
                     );
                 }
-                a.merge(&hll)
+                a.merge(&sketch)
                     .with_context(|| format!("{}", path.display()))?;
             }
         }

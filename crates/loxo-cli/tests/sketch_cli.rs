@@ -137,6 +137,61 @@ fn merge_equals_the_in_process_merge_and_checks_seeds() {
     assert!(stderr(&o).contains("geometry mismatch"), "{}", stderr(&o));
 }
 
+/// `loxo merge` of `ull` frames equals the in-process merge (fingerprint kept),
+/// `inspect` prints its three estimates, and mixing kinds is refused.
+#[test]
+fn merge_and_inspect_ull() {
+    use loxo_hll::Ull;
+    let d = dir("merge-ull");
+    let ull = |keys: std::ops::Range<u32>| {
+        let mut u = Ull::<12>::new(SEED);
+        keys.for_each(|k| {
+            u.insert(&k.to_le_bytes());
+        });
+        u
+    };
+    let enc = |u: &Ull<12>| {
+        let mut buf = vec![0u8; u.encoded_len()];
+        let n = u.encode_into(&mut buf).unwrap();
+        buf.truncate(n);
+        buf
+    };
+    let (a, b) = (ull(0..30_000), ull(20_000..60_000));
+    let (fa, fb, out) = (d.join("a.loxo"), d.join("b.loxo"), d.join("ab.loxo"));
+    std::fs::write(&fa, enc(&a)).unwrap();
+    std::fs::write(&fb, enc(&b)).unwrap();
+    let o = loxo(&["merge", "-o", s(&out), s(&fa), s(&fb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut expect = a.clone();
+    expect.merge(&b).unwrap();
+    let mut got = Ull::<12>::new(SEED);
+    got.decode_into(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(got, expect);
+    assert!(stdout(&o).contains(&format!("estimate {:.1}", expect.estimate())));
+    let o = loxo(&["inspect", s(&out)]);
+    let text = stdout(&o);
+    assert!(text.contains("kind:             ull (12)"), "{text}");
+    assert!(
+        text.contains(&format!("{:.1} (FGRA", expect.estimate())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("estimate (ML):    {:.1}", expect.estimate_ml())),
+        "{text}"
+    );
+    assert!(text.contains("martingale:       none"), "{text}");
+    // An hll frame among ull frames: refused.
+    let fh = d.join("h.loxo");
+    write(&fh, &sketch(SEED, 0..10));
+    let o = loxo(&["merge", "-o", s(&out), s(&fa), s(&fh)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("cannot merge an hll sketch into ull"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn export_to_a_file_and_to_a_real_redis() {
     let d = dir("export");
@@ -198,7 +253,7 @@ fn inspect_reads_every_golden_file() {
         assert!(out.contains("kind:") && out.contains("memory:"), "{out}");
         seen += 1;
     }
-    assert_eq!(seen, 14, "one golden file per kind and variant");
+    assert_eq!(seen, 18, "one golden file per kind and variant");
 }
 
 /// `inspect` describes each golden file as what it is: the kind the file holds and,
@@ -224,6 +279,8 @@ fn inspect_describes_each_golden_file() {
         let name = path.file_stem().unwrap().to_str().unwrap().to_string();
         let kind = if name.starts_with("hll") {
             "hll".to_string()
+        } else if name.starts_with("ull") {
+            "ull".to_string()
         } else {
             name.replace('_', "-")
         };
