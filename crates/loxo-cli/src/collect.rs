@@ -337,7 +337,8 @@ pub struct Collector {
     partial: usize,
     /// Every epoch up to this one is finalized.
     finalized_to: Option<u32>,
-    finalized_count: u64,
+    /// Finalized epochs that were closed (not forced out by the open-epoch limit).
+    closed_finalized: u64,
     done: Vec<EpochSummary>,
     counts: BTreeMap<ErrorKind, u64>,
     messages: Vec<String>,
@@ -356,7 +357,7 @@ impl Collector {
             devices: BTreeMap::new(),
             partial: 0,
             finalized_to: None,
-            finalized_count: 0,
+            closed_finalized: 0,
             done: Vec::new(),
             counts: BTreeMap::new(),
             messages: Vec::new(),
@@ -586,11 +587,12 @@ impl Collector {
         }
     }
 
-    /// Epochs closed so far: finalized ones plus open ones that are closed.
+    /// Epochs closed so far (finalized or still open; not those the open-epoch limit
+    /// forced out before they closed).
     #[must_use]
     pub fn closed_epochs(&self) -> u64 {
         let open = self.epochs.keys().filter(|&&e| self.is_closed(e)).count() as u64;
-        self.finalized_count + open
+        self.closed_finalized + open
     }
 
     /// Finalizes every open epoch (missing and incomplete frames are counted).
@@ -637,11 +639,15 @@ impl Collector {
     }
 
     fn finalize_oldest(&mut self) {
+        let closed = self
+            .epochs
+            .first_key_value()
+            .is_some_and(|(&e, _)| self.is_closed(e));
         let Some((epoch, slots)) = self.epochs.pop_first() else {
             return;
         };
         self.finalized_to = Some(epoch);
-        self.finalized_count += 1;
+        self.closed_finalized += u64::from(closed);
         let expected: Vec<u32> = self.expected(epoch).map(|(d, _)| d).collect();
         for d in expected {
             for s in [Stream::Flows, Stream::TopK] {
@@ -1320,6 +1326,7 @@ mod tests {
         // incomplete, device 1's missing top-k too).
         c.push(&datagrams(Stream::Flows, 0, 2, &frame)[0]);
         assert_eq!(c.take_finalized().len(), 1);
+        assert_eq!(c.closed_epochs(), 0, "forced out, not closed");
         assert_eq!(c.error_counts().get(&ErrorKind::Incomplete), Some(&3));
         assert_eq!(c.partial, 1);
         c.push(&datagrams(Stream::Flows, 0, 0, &frame)[0]);
