@@ -28,7 +28,7 @@ use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
 use loxo_control::{Control, Guard};
-use net::{Net, NetStorage};
+use net::{Net, NetBuffers, NetStorage};
 use provisioning::{CONTROL_KEY, DEVICE_SEED, DEVICE_SEED_SOURCE, OBSERVATION_DOMAIN};
 
 /// Station address of the firmware (locally administered).
@@ -97,8 +97,8 @@ const CONFIG: Config = Config {
 };
 static mut MONITOR: FlowMonitor = FlowMonitor::new(CONFIG);
 static mut REPORT: Report = Report::new();
-/// smoltcp's socket buffers and the closing epoch's encoded sketches.
-static mut NET: NetStorage = NetStorage::new();
+/// smoltcp's socket buffer and the closing epoch's encoded sketches (`.bss`).
+static mut NET_BUFFERS: NetBuffers = NetBuffers::new();
 
 #[entry]
 #[allow(clippy::too_many_lines)]
@@ -142,7 +142,10 @@ fn main() -> ! {
     // SAFETY: as for BUF.
     let report: &mut Report = unsafe { &mut *core::ptr::addr_of_mut!(REPORT) };
     // SAFETY: as for BUF.
-    let storage: &'static mut NetStorage = unsafe { &mut *core::ptr::addr_of_mut!(NET) };
+    let buffers: &'static mut NetBuffers = unsafe { &mut *core::ptr::addr_of_mut!(NET_BUFFERS) };
+    let Some(storage) = cortex_m::singleton!(: NetStorage = NetStorage::new(buffers)) else {
+        fail("network storage taken twice")
+    };
     let mut net = Net::new(
         &mut nic,
         MAC,
@@ -248,7 +251,7 @@ fn main() -> ! {
             continue;
         }
         let t0 = ticks.now();
-        let epoch_over = monitor.feed(frame);
+        let epoch_over = monitor.feed_as(frame, CONFIG.byte_weight);
         let dt = Ticks::elapsed(t0, ticks.now());
         totals.ticks_sum += u64::from(dt);
         totals.ticks_max = totals.ticks_max.max(dt);

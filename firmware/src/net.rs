@@ -198,8 +198,11 @@ impl Net {
             rx_meta,
             rx_payload,
             tx_meta,
-            tx_payload,
-            sketches,
+            buffers:
+                NetBuffers {
+                    tx_payload,
+                    sketches,
+                },
         } = storage;
         let socket = udp::Socket::new(
             udp::PacketBuffer::new(&mut rx_meta[..], &mut rx_payload[..]),
@@ -349,27 +352,42 @@ impl Net {
     }
 }
 
-/// The statics smoltcp's socket and the export live in.
+/// The statics smoltcp's socket and the export live in. The large buffers are all
+/// zeros, so they sit in `.bss` (no flash image); the socket slots are not.
 pub(crate) struct NetStorage {
     sockets: [SocketStorage<'static>; 1],
     rx_meta: [udp::PacketMetadata; 1],
     rx_payload: [u8; 64],
     tx_meta: [udp::PacketMetadata; TX_PACKETS],
+    buffers: &'static mut NetBuffers,
+}
+
+/// The zero-initialised buffers of [`NetStorage`].
+pub(crate) struct NetBuffers {
     tx_payload: [u8; TX_PAYLOAD],
     sketches: [u8; SKETCHES_LEN],
 }
 
-impl NetStorage {
+impl NetBuffers {
     /// Zeroed buffers (`const`, for the `static` they live in: never on the stack).
     #[allow(clippy::large_stack_arrays)]
     pub(crate) const fn new() -> Self {
+        Self {
+            tx_payload: [0; TX_PAYLOAD],
+            sketches: [0; SKETCHES_LEN],
+        }
+    }
+}
+
+impl NetStorage {
+    /// Empty socket slots over `buffers`.
+    pub(crate) const fn new(buffers: &'static mut NetBuffers) -> Self {
         Self {
             sockets: [SocketStorage::EMPTY; 1],
             rx_meta: [udp::PacketMetadata::EMPTY; 1],
             rx_payload: [0; 64],
             tx_meta: [udp::PacketMetadata::EMPTY; TX_PACKETS],
-            tx_payload: [0; TX_PAYLOAD],
-            sketches: [0; SKETCHES_LEN],
+            buffers,
         }
     }
 }

@@ -155,7 +155,9 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         .chunks(EPOCH)
         .map(|c| {
             let mut e = Exact::with_weight(ByteWeight::Ip);
-            c.iter().for_each(|t| e.feed_truth(t));
+            for t in c {
+                e.feed_truth(t);
+            }
             e
         })
         .collect();
@@ -216,10 +218,18 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     // Per epoch: frame and malformed counts, then the elephants.
     let mut epochs: BTreeMap<u64, BTreeMap<&str, &str>> = BTreeMap::new();
     let mut elephants: HashMap<u64, Vec<Reported>> = HashMap::new();
+    let mut in_order: Vec<(u64, FlowKey, u64, u64, u64)> = Vec::new();
     for line in out.lines().filter(|l| !l.starts_with("report.")) {
         if let Some(f) = fields(line, "epoch: ") {
             epochs.insert(f["n"].parse().unwrap(), f);
         } else if let Some(f) = fields(line, "elephant: ") {
+            in_order.push((
+                f["epoch"].parse().unwrap(),
+                flow_key(line),
+                f["bytes_lower"].parse().unwrap(),
+                f["bytes_upper"].parse().unwrap(),
+                f["packets_upper"].parse().unwrap(),
+            ));
             elephants
                 .entry(f["epoch"].parse().unwrap())
                 .or_default()
@@ -324,4 +334,72 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         total_elephants >= exact.len(),
         "the trace has elephants to find"
     );
+
+    // The IPFIX export as the collector saw it: nfdump's listing of what nfcapd
+    // received holds every reported elephant, in report order, with the addresses,
+    // ports, protocol, IP bytes and packets of the firmware's report (the upper
+    // bounds, which are the exact figures whenever the bounds are exact).
+    let listing = nfdump_listing(&out);
+    assert_eq!(
+        listing.len(),
+        in_order.len(),
+        "one flow record per reported elephant"
+    );
+    for ((key, bytes, packets), (epoch, k, lower, upper, packets_upper)) in
+        listing.iter().zip(&in_order)
+    {
+        assert_eq!(
+            (key, *bytes, *packets),
+            (k, *upper, *packets_upper),
+            "epoch {epoch}"
+        );
+        if lower == upper {
+            let c = exact[*epoch as usize].flows[k];
+            assert_eq!(*bytes, c.bytes, "epoch {epoch}: {k}: exact IP bytes");
+        }
+    }
+}
+
+/// The flow records of the demo's nfdump listing (`fmt:%ts %td %pr %sap -> %dap %pkt
+/// %byt`, full IPv6 addresses): key, bytes, packets.
+fn nfdump_listing(out: &str) -> Vec<(FlowKey, u64, u64)> {
+    let start = out
+        .find("--- nfdump:")
+        .expect("the demo prints nfdump's listing");
+    let endpoint = |s: &str| -> SocketAddr {
+        // nfdump writes `a.b.c.d:port` and `v6:addr.port`.
+        let (addr, port) = if s.matches(':').count() > 1 {
+            s.rsplit_once('.').unwrap()
+        } else {
+            s.rsplit_once(':').unwrap()
+        };
+        SocketAddr::new(addr.parse().unwrap(), port.parse().unwrap())
+    };
+    out[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with('('))
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(t.len(), 9, "{l}");
+            let proto: u8 = match t[3] {
+                "TCP" => 6,
+                "UDP" => 17,
+                "ICMP" => 1,
+                "ICMP6" => 58,
+                p => p.parse().unwrap(),
+            };
+            let (s, d) = (endpoint(t[4]), endpoint(t[6]));
+            let key = match (s.ip(), d.ip()) {
+                (IpAddr::V4(a), IpAddr::V4(b)) => {
+                    FlowKey::v4(a.octets(), b.octets(), s.port(), d.port(), proto)
+                }
+                (IpAddr::V6(a), IpAddr::V6(b)) => {
+                    FlowKey::v6(a.octets(), b.octets(), s.port(), d.port(), proto)
+                }
+                _ => panic!("{l}"),
+            };
+            (key, t[8].parse().unwrap(), t[7].parse().unwrap())
+        })
+        .collect()
 }

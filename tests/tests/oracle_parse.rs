@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use loxo_cli::trace::{generate_with_truth, Damage, Expected, FrameTruth, Popularity, TraceConfig};
-use loxo_flow::{parse_frame, FlowKey, ParseError};
+use loxo_flow::{parse_frame, parse_frame_weighted, ByteWeight, FlowKey, ParseError};
 
 /// Frames of each category every traced configuration set must reach.
 const MIN_PER_CATEGORY: u64 = 20;
@@ -110,7 +110,12 @@ fn compare(cfg: &TraceConfig, seen: &mut BTreeMap<String, u64>) -> (u64, Vec<Str
     generate_with_truth(cfg, |frame, t| {
         let got = parse_frame(frame);
         let want = t.expected_parse();
-        if got != want {
+        // In IP bytes too: the parser's IP length against the one the generator wrote.
+        let ip = (
+            parse_frame_weighted(frame, ByteWeight::Ip),
+            t.expected_parse_weighted(ByteWeight::Ip),
+        );
+        if got != want || ip.0 != ip.1 {
             mismatches += 1;
             if shown.len() < 20 {
                 shown.push(format!(

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use loxo_flow::{parse_frame, ByteWeight, FlowKey, ParseError, Parsed, Theta};
+use loxo_flow::{parse_frame_weighted, ByteWeight, FlowKey, ParseError, Parsed, Theta};
 
 use crate::trace::{Expected, FrameTruth};
 
@@ -46,12 +46,9 @@ impl Exact {
 
     /// Feeds one frame.
     pub fn feed(&mut self, frame: &[u8]) {
-        match parse_frame(frame) {
+        match parse_frame_weighted(frame, self.weight) {
             Ok(Parsed::Flow(f)) => {
-                let len = u64::from(match self.weight {
-                    ByteWeight::Wire => f.len,
-                    ByteWeight::Ip => f.ip_len,
-                });
+                let len = u64::from(f.len);
                 let c = self.flows.entry(f.key).or_default();
                 c.bytes += len;
                 c.packets += 1;

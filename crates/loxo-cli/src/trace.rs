@@ -25,7 +25,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
 use loxo_core::mix64;
-use loxo_flow::{Flow, FlowKey, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
+use loxo_flow::{ByteWeight, Flow, FlowKey, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
 
 /// Flow popularity law.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -182,11 +182,21 @@ impl FrameTruth {
     /// # Errors
     /// The [`ParseError`] of a frame the generator made malformed.
     pub fn expected_parse(&self) -> Result<Parsed, ParseError> {
+        self.expected_parse_weighted(ByteWeight::Wire)
+    }
+
+    /// The `parse_frame_weighted(frame, weight)` result the truth calls for.
+    ///
+    /// # Errors
+    /// The [`ParseError`] of a frame the generator made malformed.
+    pub fn expected_parse_weighted(&self, weight: ByteWeight) -> Result<Parsed, ParseError> {
         match (self.expected, self.key) {
             (Expected::Flow, Some(key)) => Ok(Parsed::Flow(Flow {
                 key,
-                len: self.len,
-                ip_len: self.ip_len,
+                len: match weight {
+                    ByteWeight::Wire => self.len,
+                    ByteWeight::Ip => self.ip_len,
+                },
                 fragment: self.fragment,
             })),
             (Expected::Malformed(e), _) => Err(e),

@@ -1,6 +1,6 @@
 //! `ByteWeight::Ip`: the monitor weighs each frame by its IP packet's length (the unit
 //! of IPFIX's `octetDeltaCount`), checked against the generator's own record of the
-//! IP length it wrote (`FrameTruth::ip_len`, not `parse_frame`), on traces with VLAN
+//! IP length it wrote (`FrameTruth::ip_len`, not `parse_frame_weighted`), on traces with VLAN
 //! tags, QinQ, IPv6 extension chains, IPv4 options and Ethernet padding (`--extensions`),
 //! a one-packet flood and malformed frames, at two θ and both share measures:
 //! * the epoch's bytes are the sum of the truth's IP lengths, and below the wire

@@ -5,7 +5,10 @@ use loxo_cms::{CmsCu, SpaceSaving, TopK};
 use loxo_core::Seed;
 use loxo_hll::Hll;
 
-use crate::{parse_frame, parse_frame_captured, CapturedError, FlowKey, ParseError, Parsed, Theta};
+use crate::{
+    parse_frame_captured_weighted, parse_frame_weighted, ByteWeight, CapturedError, FlowKey,
+    ParseError, Parsed, Theta,
+};
 
 /// Room for elephants in a [`Report`]. A monitor tracks up to `N` candidates
 /// ([`DEFAULT_CANDIDATES`] = 256); when more of them reach θ than fit, the report lists
@@ -77,21 +80,6 @@ pub enum ShareOf {
     Bytes,
     /// Share of the epoch's packets.
     Packets,
-}
-
-/// What a byte of traffic is: the unit of [`Report::bytes`] and of every
-/// [`Elephant::bytes`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum ByteWeight {
-    /// A frame weighs its length on the wire without FCS ([`Flow::len`](crate::Flow::len)): link header,
-    /// VLAN tags and Ethernet padding included — what the link carried.
-    #[default]
-    Wire,
-    /// A frame weighs its IP packet's length, header + payload ([`Flow::ip_len`](crate::Flow::ip_len)): the
-    /// unit of IPFIX's `octetDeltaCount` (RFC 7012) and of NetFlow collectors, so
-    /// exported figures add up with other exporters'.
-    Ip,
 }
 
 /// What happens to the elephant state at epoch end.
@@ -492,7 +480,22 @@ impl<const N: usize> FlowMonitor<N> {
     /// the caller then calls [`FlowMonitor::end_epoch`]. The same as
     /// [`feed_captured`](Self::feed_captured)`(frame, frame.len())`.
     pub fn feed(&mut self, frame: &[u8]) -> bool {
-        self.count(|| parse_frame(frame))
+        self.feed_as(frame, self.config.byte_weight)
+    }
+
+    /// [`feed`](Self::feed) with the configuration's byte weight given by the caller,
+    /// who must pass [`Config::byte_weight`] (checked in debug builds; in release the
+    /// frame is weighed by `byte_weight`). A firmware whose configuration is a
+    /// constant passes `CONFIG.byte_weight`, and the compiler drops the choice of
+    /// length from the per-frame path: read from the monitor, it cost 17 Cortex-M4
+    /// instructions per frame.
+    #[inline(always)]
+    pub fn feed_as(&mut self, frame: &[u8], byte_weight: ByteWeight) -> bool {
+        debug_assert_eq!(
+            byte_weight, self.config.byte_weight,
+            "feed_as: not the configured weight"
+        );
+        self.count(|| parse_frame_weighted(frame, byte_weight))
     }
 
     /// Feeds a frame of which a capture holds only the first bytes (`tcpdump -s N`):
@@ -503,7 +506,7 @@ impl<const N: usize> FlowMonitor<N> {
     /// `frames − packets − not_ip − Σ errors` is the number of such frames (0 with
     /// [`feed`](Self::feed)). Returns what [`feed`](Self::feed) returns.
     pub fn feed_captured(&mut self, captured: &[u8], wire_len: usize) -> bool {
-        match parse_frame_captured(captured, wire_len) {
+        match parse_frame_captured_weighted(captured, wire_len, self.config.byte_weight) {
             Ok(p) => self.count(|| Ok(p)),
             Err(CapturedError::Malformed(e)) => self.count(|| Err(e)),
             Err(CapturedError::Snapped { .. }) => {
@@ -529,10 +532,7 @@ impl<const N: usize> FlowMonitor<N> {
         match parse() {
             Ok(Parsed::Flow(f)) => {
                 let h = f.key.hash_with(&self.config.seed);
-                let len = match self.config.byte_weight {
-                    ByteWeight::Wire => f.len,
-                    ByteWeight::Ip => f.ip_len,
-                };
+                let len = f.len;
                 let (ranked, other) = match self.config.share_of {
                     ShareOf::Bytes => (u64::from(len), 1),
                     ShareOf::Packets => (1, u64::from(len)),

@@ -254,10 +254,11 @@ impl Nfcapd {
         let out = Command::new("nfdump")
             .arg("-R")
             .arg(&self.dir)
-            .args(["-N", "-q", "-o"])
+            .args(["-N", "-q", "-6", "-o"])
             .arg("fmt:%ts %td %pr %sap -> %dap %pkt %byt")
             .output()
             .ok()?;
+        let _ = std::fs::remove_dir_all(&self.dir);
         out.status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
@@ -318,8 +319,9 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
         log
     });
 
-    let nfcapd_dir = out_dir.join("nfcapd");
     let (collector_port, _) = free_ports()?;
+    // One directory per run (tests run demos side by side), removed once listed.
+    let nfcapd_dir = out_dir.join(format!("nfcapd-{collector_port}"));
     let nfcapd = Nfcapd::start(&nfcapd_dir, collector_port)?;
     let mut replay = replay_command(
         &loxo,
