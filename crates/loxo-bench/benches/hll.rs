@@ -1,5 +1,7 @@
-//! `Hll<14>` against `hyperloglogplus`, `cardinality-estimator` and
-//! `hyperloglockless`: ns per insert over 10^7 distinct keys, ns per estimate.
+//! `Hll<14>` (and `Ull<14>`, UltraLogLog) against `hyperloglogplus`,
+//! `cardinality-estimator` and `hyperloglockless`: ns per insert over 10^7 distinct
+//! keys, ns per estimate (at 10^6 keys, and at 1024 keys where the small-range
+//! corrections run).
 //!
 //! Hasher cost is accounted for in two ways:
 //! * **keyed** (`insert_*/keyed/…`): every sketch hashes the same `u64` keys with
@@ -25,7 +27,7 @@ use cardinality_estimator::CardinalityEstimator;
 use criterion::{Criterion, Throughput};
 use hyperloglogplus::{HyperLogLog as _, HyperLogLogPlus};
 use loxo_core::{KeyHash, Seed};
-use loxo_hll::Hll;
+use loxo_hll::{Hll, Ull};
 use siphasher::sip::SipHasher13;
 
 /// Distinct keys inserted per measured iteration.
@@ -95,6 +97,13 @@ fn inserts(c: &mut Criterion) {
         }
         black_box(&h);
     });
+    bench_insert(c, g, "loxo ull", || {
+        let mut h = Box::new(Ull::<P>::new(SEED));
+        for k in 0..N {
+            h.insert_hash(SEED.hash_u64(k));
+        }
+        black_box(&h);
+    });
     bench_insert(c, g, "hyperloglockless", || {
         let mut h = hyperloglockless::HyperLogLog::seeded(P, 0);
         for k in 0..N {
@@ -123,6 +132,13 @@ fn inserts(c: &mut Criterion) {
     let g = "insert_10M/prehashed";
     bench_insert(c, g, "loxo", || {
         let mut h = Box::new(Hll::<P>::new(SEED));
+        for &x in d {
+            h.insert_hash(KeyHash::from_u64(x));
+        }
+        black_box(&h);
+    });
+    bench_insert(c, g, "loxo ull", || {
+        let mut h = Box::new(Ull::<P>::new(SEED));
         for &x in d {
             h.insert_hash(KeyHash::from_u64(x));
         }
@@ -177,6 +193,14 @@ fn estimates(c: &mut Criterion) {
     let mut l14 = Box::new(Hll::<14>::new(SEED));
     let mut l10 = Box::new(Hll::<10>::new(SEED));
     let mut l18 = Box::new(Hll::<18>::new(SEED));
+    let mut u14 = Box::new(Ull::<14>::new(SEED));
+    // Small range (n = m/16): the estimators' corrections for empty registers run.
+    let mut l14_small = Box::new(Hll::<14>::new(SEED));
+    let mut u14_small = Box::new(Ull::<14>::new(SEED));
+    for &x in &digests[..1024] {
+        l14_small.insert_hash(KeyHash::from_u64(x));
+        u14_small.insert_hash(KeyHash::from_u64(x));
+    }
     let mut hl = hyperloglockless::HyperLogLog::seeded(P, 0);
     let mut ce = Ce::<Identity>::new();
     let mut hp: HyperLogLogPlus<u64, BuildHasherDefault<Identity>> =
@@ -186,6 +210,7 @@ fn estimates(c: &mut Criterion) {
         l14.insert_hash(h);
         l10.insert_hash(h);
         l18.insert_hash(h);
+        u14.insert_hash(h);
         hl.insert_hash(x);
         ce.insert_hash(x);
         hp.insert(&x);
@@ -197,6 +222,13 @@ fn estimates(c: &mut Criterion) {
     bench_estimate(c, "loxo classic", || l14.estimate_classic());
     bench_estimate(c, "loxo martingale", || {
         l14.estimate_martingale().unwrap_or(0.0)
+    });
+    bench_estimate(c, "loxo n=1024", || l14_small.estimate());
+    bench_estimate(c, "loxo ull", || u14.estimate());
+    bench_estimate(c, "loxo ull n=1024", || u14_small.estimate());
+    bench_estimate(c, "loxo ull ML", || u14.estimate_ml());
+    bench_estimate(c, "loxo ull martingale", || {
+        u14.estimate_martingale().unwrap_or(0.0)
     });
     bench_estimate(c, "hyperloglockless", || hl.raw_count());
     bench_estimate(c, "cardinality-estimator", || ce.estimate() as f64);
@@ -233,9 +265,21 @@ fn print_ratios() {
             loxo / fastest
         );
     }
-    for extra in ["loxo P=10", "loxo P=18", "loxo classic", "loxo martingale"] {
-        if let Some(v) = ns.get(&format!("estimate/{extra}")) {
-            println!("estimate, {extra}: {:.2} ns", median(v));
+    for extra in [
+        "estimate/loxo P=10",
+        "estimate/loxo P=18",
+        "estimate/loxo classic",
+        "estimate/loxo martingale",
+        "estimate/loxo n=1024",
+        "estimate/loxo ull",
+        "estimate/loxo ull n=1024",
+        "estimate/loxo ull ML",
+        "estimate/loxo ull martingale",
+        "insert_10M/keyed/loxo ull",
+        "insert_10M/prehashed/loxo ull",
+    ] {
+        if let Some(v) = ns.get(extra) {
+            println!("{extra}: {:.2} ns", median(v));
         }
     }
 }

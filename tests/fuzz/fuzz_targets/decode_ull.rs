@@ -1,0 +1,53 @@
+//! Any bytes into `Ull::decode_into` (seed-checked and any-seed) at two precisions,
+//! as they are and re-signed (length field and CRC recomputed, so mutations reach
+//! the payload checks): never a panic; a failed decode leaves the target unchanged;
+//! an accepted frame re-encodes to a frame that decodes to the same sketch, whose
+//! running sums equal those of the same registers loaded afresh (same estimates),
+//! and whose `to_hll` is a valid `Hll`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use loxo_core::Seed;
+use loxo_hll::{Precision, SupportedPrecision, Ull};
+
+/// The seed the golden files and the corpus were made with.
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0068_6c6c);
+
+fn check<const P: u8>(data: &[u8])
+where
+    Precision<P>: SupportedPrecision,
+{
+    let mut target = Ull::<P>::new(SEED);
+    for i in 0..64u32 {
+        target.insert(&i.to_le_bytes());
+    }
+    let before = target.clone();
+    match target.decode_into(data) {
+        Ok(()) => {
+            let mut buf = vec![0u8; target.encoded_len()];
+            let n = target.encode_into(&mut buf).expect("encoded_len fits");
+            let mut back = Ull::<P>::new(SEED);
+            back.decode_into(&buf[..n]).expect("own encoding decodes");
+            assert!(back == target);
+            let mut fresh = Ull::<P>::new(SEED);
+            fresh.set_registers(target.registers()).expect("valid registers");
+            assert_eq!(fresh.estimate().to_bits(), target.estimate().to_bits());
+            assert_eq!(fresh.estimate_ml().to_bits(), target.estimate_ml().to_bits());
+            let _ = target.to_hll().estimate();
+        }
+        Err(_) => {
+            assert!(target == before);
+            assert_eq!(target.estimate().to_bits(), before.estimate().to_bits());
+        }
+    }
+    let mut any = Ull::<P>::new(Seed::new(1, 2));
+    let _ = any.decode_into_any_seed(data);
+}
+
+fuzz_target!(|raw: &[u8]| {
+    let signed = loxo_fuzz::resign(raw);
+    for data in [raw, &signed[..]] {
+        check::<10>(data);
+        check::<14>(data);
+    }
+});
