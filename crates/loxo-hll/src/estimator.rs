@@ -67,11 +67,13 @@ fn tau(mut x: f64) -> f64 {
     }
 }
 
-/// Ertl's improved raw estimate from the histogram of a precision-`p` sketch.
+/// Ertl's improved raw estimate from the histogram of a precision-`p` sketch
+/// (O(64 − p); the reference [`ertl_from_sum`] is checked against).
 ///
 /// `z = m·τ(1 − C[q+1]/m)`, then `z = (z + C[k]) / 2` for `k = q … 1`, then
 /// `z += m·σ(C[0]/m)`, estimate `α_∞ · m² / z`, where `q = 64 − p` (computed
 /// in the equivalent unrolled form).
+#[cfg(test)]
 pub(crate) fn ertl(hist: &[u32; HIST_LEN], p: u8) -> f64 {
     let q = 64 - usize::from(p);
     let m = (1u64 << p) as f64;
@@ -95,6 +97,28 @@ pub(crate) fn ertl(hist: &[u32; HIST_LEN], p: u8) -> f64 {
     let mut z = m * tau(1.0 - f64::from(top) / m) * pow2_neg(q as u32);
     z += (part[0] + part[1]) + (part[2] + part[3]);
     z += m * sigma(f64::from(hist[0]) / m);
+    ALPHA_INF * m * m / z
+}
+
+/// [`ertl`] in O(1): the register sum `Σ_{k=1}^{q} C[k]·2^−k` comes from the
+/// exact integer `hip_sum = Σ_j 2^(63 − p − r_j)` over ranks `r_j ≤ 63 − p` (rank 0
+/// included), kept by every register change, as
+/// `(hip_sum − C[0]·2^(63 − p))·2^(p − 63) + C[q]·2^−q`; only the σ and τ terms
+/// (trivial once no register is 0 and none saturated) remain.
+pub(crate) fn ertl_from_sum(hist: &[u32; HIST_LEN], hip_sum: u64, p: u8) -> f64 {
+    let q = 64 - usize::from(p);
+    let m = (1u64 << p) as f64;
+    let c0 = hist[0];
+    let top = hist.get(q + 1).copied().unwrap_or(0);
+    let at_q = hist.get(q).copied().unwrap_or(0);
+    let mid = hip_sum.wrapping_sub(u64::from(c0) << (63 - u32::from(p)));
+    let mut z = mid as f64 * pow2_neg(63 - u32::from(p)) + f64::from(at_q) * pow2_neg(q as u32);
+    if top != 0 {
+        z += m * tau(1.0 - f64::from(top) / m) * pow2_neg(q as u32);
+    }
+    if c0 != 0 {
+        z += m * sigma(f64::from(c0) / m);
+    }
     ALPHA_INF * m * m / z
 }
 

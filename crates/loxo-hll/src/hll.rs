@@ -56,7 +56,9 @@ fn hip_increment(hip_sum: u64) -> f64 {
 ///   [`insert_hash`](Self::insert_hash): a shift, a leading-zero count, a 3-byte
 ///   read; on the rare register change also a 3-byte write, two histogram updates
 ///   and one division for the martingale estimate. No other division, no `%`.
-/// * [`estimate`](Self::estimate): O(64 − P) from the histogram, independent of `m`.
+/// * [`estimate`](Self::estimate): O(1): Ertl's register sum is kept as an exact
+///   integer on every change; while registers are still 0 (`n` up to a few `m`)
+///   its σ series adds up to ~60 cheap rounds.
 /// * [`merge`](Self::merge): O(m).
 ///
 /// # Example
@@ -86,7 +88,8 @@ where
     pub(crate) hip_estimate: f64,
     /// `Σ_j 2^(63 − P − r_j)` over registers with `r_j ≤ 63 − P`: exactly `2^63 ×` the
     /// probability that a new distinct key changes a register (ranks above `63 − P`,
-    /// reached with probability `2^−(63 − P)` per key, are left out).
+    /// reached with probability `2^−(63 − P)` per key, are left out). Kept by every
+    /// register change (also after merges): it is the estimate's register sum.
     pub(crate) hip_sum: u64,
     /// False once the registers were changed by anything but inserts.
     pub(crate) hip_valid: bool,
@@ -253,13 +256,21 @@ where
             // is kept as an exact integer: one f64 division and one addition per change
             // (both in software on a Cortex-M4F, whose FPU is single precision).
             self.hip_estimate += hip_increment(self.hip_sum);
-            self.hip_sum = self
-                .hip_sum
-                .wrapping_sub(Self::hip_term(old))
-                .wrapping_add(Self::hip_term(rank));
         }
-        self.move_in_histogram(old, rank);
+        self.move_register(old, rank);
         true
+    }
+
+    /// Moves one register from `old` to `new` in the histogram and in `hip_sum`
+    /// (an exact integer, kept by every change: [`estimate`](Self::estimate) reads
+    /// its register sum from it).
+    #[inline(always)]
+    fn move_register(&mut self, old: u8, new: u8) {
+        self.hip_sum = self
+            .hip_sum
+            .wrapping_sub(Self::hip_term(old))
+            .wrapping_add(Self::hip_term(new));
+        self.move_in_histogram(old, new);
     }
 
     #[inline(always)]
@@ -282,7 +293,7 @@ where
     /// linear counting. Returns 0 for an empty sketch.
     #[must_use]
     pub fn estimate(&self) -> f64 {
-        estimator::ertl(&self.hist, P)
+        estimator::ertl_from_sum(&self.hist, self.hip_sum, P)
     }
 
     /// The classic HyperLogLog estimate (Flajolet et al. 2007): `α_m · m² / Σ 2^−r`,
@@ -417,6 +428,10 @@ where
             }
         }
         self.hist = hist;
+        self.hip_sum = self
+            .registers()
+            .map(Self::hip_term)
+            .fold(0u64, u64::wrapping_add);
         self.hip_valid = false;
         Ok(())
     }
@@ -461,6 +476,11 @@ where
                 let a = ((dw >> shift) & 63) as u8;
                 let b = ((sw >> shift) & 63) as u8;
                 if b > a {
+                    // `self.registers` is borrowed: update the fields directly.
+                    self.hip_sum = self
+                        .hip_sum
+                        .wrapping_sub(Self::hip_term(a))
+                        .wrapping_add(Self::hip_term(b));
                     if let Some(c) = self.hist.get_mut(usize::from(a)) {
                         *c = c.saturating_sub(1);
                     }
@@ -550,7 +570,7 @@ where
             let old = registers::get(self.registers.as_ref(), i);
             if rank > old {
                 registers::set(self.registers.as_mut(), i, rank);
-                self.move_in_histogram(old, rank);
+                self.move_register(old, rank);
             }
         }
         self.hip_valid = false;
@@ -631,6 +651,8 @@ where
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    extern crate std;
 
     use super::*;
 
@@ -813,6 +835,57 @@ mod tests {
         // 6-bit index 3 = 0b0000_11: coarse index 0, moved bits 11 → rank 1 would
         // be beaten by index 0's moved bits 00 + rank 1 = rank 3.
         assert_eq!(folded.register(0), 3);
+    }
+
+    /// The O(1) estimate (register sum from `hip_sum`) is Ertl's estimator over the
+    /// histogram, after inserts, merges, folds and imports, tracked or not.
+    #[test]
+    fn estimate_from_the_running_sum_is_ertls() {
+        let close = |h: &Hll<10>| {
+            let (a, b) = (h.estimate(), estimator::ertl(&h.hist, 10));
+            assert!(a == b || (a / b - 1.0).abs() < 1e-13, "{a} vs {b}");
+        };
+        let mut x = 0x1234_5678u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            KeyHash::from_u64(loxo_core::mix64(x))
+        };
+        for n in [0u32, 1, 10, 100, 1000, 5000, 100_000] {
+            let (mut a, mut b) = (
+                Hll::<10>::new(SEED),
+                Hll::<10>::new(SEED).without_martingale(),
+            );
+            for _ in 0..n {
+                a.insert_hash(next());
+                b.insert_hash(next());
+            }
+            close(&a);
+            close(&b);
+            a.merge(&b).unwrap();
+            close(&a);
+            let mut fine = Hll::<12>::new(SEED);
+            for _ in 0..n {
+                fine.insert_hash(next());
+            }
+            a.merge_from(&fine).unwrap();
+            close(&a);
+            close(&fine.fold());
+            let regs: std::vec::Vec<u8> = a.registers().collect();
+            let mut c = Hll::<10>::new(SEED);
+            c.set_registers(regs.iter().copied()).unwrap();
+            close(&c);
+            assert_eq!(c.estimate().to_bits(), a.estimate().to_bits());
+        }
+        // Saturated registers (τ term) and a full sketch.
+        let mut h = Hll::<10>::new(SEED);
+        for i in 0..1024u64 {
+            h.insert_hash(KeyHash::from_u64(i << 54));
+        }
+        assert!(h.estimate().is_infinite());
+        h.clear();
+        h.insert_hash(KeyHash::from_u64(5 << 54));
+        h.insert_hash(KeyHash::from_u64(6 << 54 | 1));
+        close(&h);
     }
 
     #[test]
