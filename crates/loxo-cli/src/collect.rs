@@ -864,7 +864,8 @@ pub struct Args {
     /// first datagram comes after the others' last would be late).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub devices: usize,
-    /// Stop after this many seconds without a datagram (default: wait for ever).
+    /// Stop after this many seconds without a datagram, counted from the first one
+    /// (default: wait for ever).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Fleet top flows printed per epoch.
@@ -900,7 +901,9 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     };
     let socket =
         UdpSocket::bind(&a.listen).with_context(|| format!("cannot listen on UDP {}", a.listen))?;
-    socket.set_read_timeout(timeout)?;
+    // The idle timeout runs from the first datagram on: a collector started before
+    // its devices waits for them.
+    let mut first = true;
     let mut redis = a.redis.as_deref().map(Client::connect).transpose()?;
     eprintln!("loxo collect: listening on {}", socket.local_addr()?);
     let mut buf = vec![0u8; 1 << 16];
@@ -911,7 +914,13 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     };
     loop {
         match socket.recv_from(&mut buf) {
-            Ok((n, _)) => c.push(&buf[..n]),
+            Ok((n, _)) => {
+                if first {
+                    first = false;
+                    socket.set_read_timeout(timeout)?;
+                }
+                c.push(&buf[..n]);
+            }
             Err(e)
                 if matches!(
                     e.kind(),

@@ -265,6 +265,46 @@ impl Nfcapd {
     }
 }
 
+/// `loxo collect`, receiving the firmware's sketch datagrams into `dir`.
+struct Collect {
+    child: Guard,
+    stdout: std::thread::JoinHandle<String>,
+}
+
+impl Collect {
+    fn start(loxo: &Path, dir: &Path, port: u16) -> anyhow::Result<Self> {
+        let mut child = Command::new(loxo)
+            .args(["collect", "--listen", &format!("127.0.0.1:{port}")])
+            .arg("--out")
+            .arg(dir)
+            // It stops 2 s after the last datagram: the firmware sends its last
+            // epoch's before its verdict.
+            .args(["--timeout", "2", "--devices", "1", "--top", "3"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting loxo collect")?;
+        let mut out = child.stdout.take().context("loxo collect stdout")?;
+        let stdout = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        Ok(Self {
+            child: Guard(child, "loxo collect"),
+            stdout,
+        })
+    }
+
+    /// Waits (≤ 10 s) for it to stop; whether it succeeded, and what it printed.
+    fn finish(mut self) -> Option<(bool, String)> {
+        let status = self.child.wait(Instant::now() + Duration::from_secs(10));
+        drop(self.child);
+        let out = self.stdout.join().ok()?;
+        Some((status.is_ok_and(|s| s.success()), out))
+    }
+}
+
 /// Two distinct free UDP ports on 127.0.0.1 (bound, read, released).
 fn free_ports() -> anyhow::Result<(u16, u16)> {
     let a = UdpSocket::bind("127.0.0.1:0")?;
@@ -319,16 +359,17 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
         log
     });
 
-    let (collector_port, _) = free_ports()?;
+    let (collector_port, sketch_port) = free_ports()?;
     // One directory per run (tests run demos side by side), removed once listed.
     let nfcapd_dir = out_dir.join(format!("nfcapd-{collector_port}"));
     let nfcapd = Nfcapd::start(&nfcapd_dir, collector_port)?;
+    let collect = Collect::start(&loxo, &out_dir.join("collect"), sketch_port)?;
     let mut replay = replay_command(
         &loxo,
         &pcap,
         &key_file,
         (host_port, nic_port),
-        collector_port,
+        (collector_port, sketch_port),
         o,
     );
     let mut replay = Guard(
@@ -356,6 +397,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     let lines = decode(&elf_bytes, &log)?;
     print_log(&lines, o.summary, o.icount);
     let listing = nfcapd.finish();
+    let fleet = collect.finish();
     let replay_ok = replay_status
         .as_ref()
         .is_ok_and(std::process::ExitStatus::success);
@@ -367,7 +409,12 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     } else {
         format!("exit {}", describe(&qemu_status))
     };
-    let collected = print_listing(listing.as_deref());
+    let sketches = fleet.as_ref().is_some_and(|(ok, out)| {
+        println!("--- loxo collect: the firmware's sketch datagrams, merged per epoch ---");
+        print!("{out}");
+        *ok
+    });
+    let collected = print_listing(listing.as_deref()) && sketches;
     eprintln!(
         "xtask: replay {}, firmware {firmware}, collector {}, {:.1}s",
         describe(&replay_status),
@@ -422,7 +469,7 @@ fn replay_command(
     pcap: &Path,
     key_file: &Path,
     (host, nic): (u16, u16),
-    collector: u16,
+    (ipfix, sketches): (u16, u16),
     o: &Opts,
 ) -> Command {
     let mut replay = Command::new(loxo);
@@ -433,8 +480,10 @@ fn replay_command(
         .arg(key_file)
         .args(["--to", &format!("127.0.0.1:{nic}")])
         .args(["--from", &format!("127.0.0.1:{host}")])
-        // The firmware's IPFIX (to its collector 10.0.2.2:4739) into nfcapd.
-        .args(["--forward", &format!("4739=127.0.0.1:{collector}")]);
+        // The firmware's IPFIX (to its collector 10.0.2.2:4739) into nfcapd, its
+        // sketch datagrams (to 10.0.2.2:4740) into `loxo collect`.
+        .args(["--forward", &format!("4739=127.0.0.1:{ipfix}")])
+        .args(["--forward", &format!("4740=127.0.0.1:{sketches}")]);
     if let Some(dir) = &o.sketch_dir {
         replay.arg("--sketch-dir").arg(dir);
     }
