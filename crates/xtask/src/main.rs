@@ -409,12 +409,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     } else {
         format!("exit {}", describe(&qemu_status))
     };
-    let sketches = fleet.as_ref().is_some_and(|(ok, out)| {
-        println!("--- loxo collect: the firmware's sketch datagrams, merged per epoch ---");
-        print!("{out}");
-        *ok
-    });
-    let collected = print_listing(listing.as_deref()) && sketches;
+    let collected = print_collectors(fleet.as_ref(), listing.as_deref());
     eprintln!(
         "xtask: replay {}, firmware {firmware}, collector {}, {:.1}s",
         describe(&replay_status),
@@ -426,6 +421,17 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What both collectors received: `loxo collect`'s epochs, then nfdump's listing.
+/// Whether both got something.
+fn print_collectors(fleet: Option<&(bool, String)>, listing: Option<&str>) -> bool {
+    let sketches = fleet.is_some_and(|(ok, out)| {
+        println!("--- loxo collect: the firmware's sketch datagrams, merged per epoch ---");
+        print!("{out}");
+        *ok
+    });
+    print_listing(listing) && sketches
 }
 
 /// The demo ends with what the collector received: nfdump's listing of the flows the
