@@ -9,6 +9,7 @@
 //! | [`RegisterBloom<W, K>`] | membership | `8·W` bytes | one 64-bit word per key: one load and a mask compare per lookup; 27–84 % more bits for the same FPR |
 //! | [`CountingBloom<M, K>`] | membership with removal | `4·M` bytes (`8·M` 4-bit counters) | sticky saturation at 15 |
 //! | [`Cuckoo<B, F>`] | membership with removal | `4·B·size_of::<F>()` bytes | fewer bits/key below ≈ 3 % FPR |
+//! | [`BinaryFuse8`], [`BinaryFuse16`] | static membership (built on a host, then read-only) | `slots·f/8` bytes, borrowed (flash) | ≈ 1.13·log₂(1/p) bits/key at p = 2^−f; construction with feature `alloc` |
 //!
 //! Every filter hashes a key once with keyed SipHash-1-3 ([`loxo_core::Seed`]) and
 //! derives all its probes from that digest; pre-hashed variants (`*_hash`) take a
@@ -39,15 +40,28 @@
 //! Inside a 512-bit block double hashing is *not* fine either — too few positions for
 //! the asymptotics; see [`BlockedBloom`].
 //!
+//! **Static sets.** For a set known in advance — a blocklist compiled on a host and
+//! flashed to every device — [`BinaryFuse8`] and [`BinaryFuse16`] answer the same
+//! question in 9 and 18 bits per key at `2^−8` and `2^−16` (a Bloom filter needs
+//! 11.5 and 23.1), as views over borrowed bytes. Their construction needs memory
+//! proportional to the set and lives behind the `alloc` feature (host tools); the
+//! default build stays allocation-free.
+//!
 //! The only `unsafe` is the x86_64 prefetch hint of the batched lookups
 //! (`contains_batch`), confined to one private module and run under Miri.
 #![no_std]
 #![deny(unsafe_code)]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
 mod blocked;
 mod bloom;
 mod counting;
 mod cuckoo;
+mod fuse;
+mod fuse16;
+mod fuse8;
 mod health;
 mod prefetch;
 mod register;
@@ -57,6 +71,13 @@ pub use blocked::BlockedBloom;
 pub use bloom::Bloom;
 pub use counting::{CountingBloom, COUNTER_MAX};
 pub use cuckoo::{Cuckoo, Fingerprint, Full, MAX_KICKS, SLOTS};
+#[cfg(feature = "alloc")]
+pub use fuse::FuseBuild;
+pub use fuse::{
+    BuildError, FuseLayout, FUSE_ARITY, MAX_FUSE_ATTEMPTS, MAX_FUSE_KEYS, MAX_SEGMENT_LENGTH,
+};
+pub use fuse16::BinaryFuse16;
+pub use fuse8::BinaryFuse8;
 pub use register::RegisterBloom;
 pub use sizing::{
     blocked_blocks, blocked_k, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln,

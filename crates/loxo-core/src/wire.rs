@@ -91,6 +91,8 @@ pub enum SketchKind {
     RegisterBloom = 11,
     /// UltraLogLog (one byte per register).
     Ull = 12,
+    /// Binary fuse filter (static, 3-wise, 8- or 16-bit fingerprints).
+    BinaryFuse = 13,
 }
 
 impl SketchKind {
@@ -110,6 +112,7 @@ impl SketchKind {
             10 => Self::HeavyKeeper,
             11 => Self::RegisterBloom,
             12 => Self::Ull,
+            13 => Self::BinaryFuse,
             _ => return None,
         })
     }
@@ -121,8 +124,9 @@ impl SketchKind {
     /// (independent per-row functions instead of double hashing) and where the
     /// blocked Bloom filter puts a key's bits; a version-1 frame of those kinds would
     /// decode into wrong cells, so it is refused with
-    /// [`DecodeError::UnsupportedVersion`]. UltraLogLog was introduced in version 2:
-    /// there are no version-1 frames of it. Every other kind still reads version 1.
+    /// [`DecodeError::UnsupportedVersion`]. UltraLogLog and the binary fuse filter were
+    /// introduced in version 2: there are no version-1 frames of them. Every other
+    /// kind still reads version 1.
     #[must_use]
     pub const fn since_version(self) -> u16 {
         match self {
@@ -130,7 +134,8 @@ impl SketchKind {
             | Self::CmsConservative
             | Self::CountSketch
             | Self::BlockedBloom
-            | Self::Ull => 2,
+            | Self::Ull
+            | Self::BinaryFuse => 2,
             _ => 1,
         }
     }
@@ -151,6 +156,7 @@ impl SketchKind {
             Self::HeavyKeeper => "heavy-keeper",
             Self::RegisterBloom => "register-bloom",
             Self::Ull => "ull",
+            Self::BinaryFuse => "binary-fuse",
         }
     }
 }
@@ -630,12 +636,13 @@ mod tests {
                 Some(DecodeError::UnsupportedVersion(u16::from(v)))
             );
         }
-        let changed: [SketchKind; 5] = [
+        let changed: [SketchKind; 6] = [
             SketchKind::Cms,
             SketchKind::CmsConservative,
             SketchKind::CountSketch,
             SketchKind::BlockedBloom,
             SketchKind::Ull,
+            SketchKind::BinaryFuse,
         ];
         for v in 0..=255u8 {
             if let Some(k) = SketchKind::from_u8(v) {

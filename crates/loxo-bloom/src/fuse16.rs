@@ -1,0 +1,226 @@
+//! The static filter [`BinaryFuse16`]: 16-bit fingerprints, ≈ 18 bits per key, 0.0015 %.
+
+use core::fmt;
+
+use loxo_core::{DecodeError, EncodeError, KeyHash, Seed};
+
+use crate::fuse::{self, FuseLayout};
+
+/// A 3-wise binary fuse filter with 16-bit fingerprints (Graf & Lemire 2022): static
+/// membership — built once on a host from a set of keys, then only queried — with
+/// no false negatives and a false-positive rate of `2^−16 ≈ 0.0015 %` at about 18
+/// bits per key, 1.13 × the `log₂(1/p) = 16` bits of the information-theoretic bound
+/// (a Bloom filter needs 1.44 × that: 23.1 bits per key at 0.0015 %). The 8-bit
+/// sibling is [`BinaryFuse8`](crate::BinaryFuse8).
+///
+/// The filter is a **view**: it borrows its fingerprints, so they can stay in flash
+/// (`include_bytes!` of a frame written by `loxo build-filter`, parsed once with
+/// [`from_bytes`](Self::from_bytes)) or in any buffer; nothing is copied or
+/// allocated, and the type is `no_std`. It hashes keys with the same keyed SipHash-1-3
+/// [`Seed`] as every loxo sketch, so one [`KeyHash`] of an address can be looked up
+/// here and fed to other sketches ([`contains_hash`](Self::contains_hash)).
+///
+/// **Memory**: `2·slots` bytes of fingerprints wherever they are (`slots ≈ 1.13·n`
+/// for `n` keys at 10^6 keys; small sets take more per key, up to 24 bytes for
+/// `n ≤ 1`), plus this 48-byte view. **Cost** per lookup: one SipHash-1-3 of the key, one
+/// `fmix64`, two 32×32→64 multiplies and three 16-bit loads — one in each of three
+/// consecutive segments, so three cache misses at most on a large filter and no
+/// branches but the bounds checks. **Error**: a key not in the set is reported
+/// present with probability `2^−16` (the XOR of three fingerprints that do not
+/// depend on it matching its own, uniform, fingerprint); keys of the set always are.
+/// **Construction**: host only, `build` with the feature `alloc`; the
+/// filter cannot be changed after it.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use loxo_bloom::BinaryFuse16;
+/// use loxo_core::Seed;
+///
+/// // On the host: hash the set with the devices' seed, build, encode.
+/// let seed = Seed::new(1, 2);
+/// let blocked: Vec<_> = (0..1000u32).map(|i| seed.hash(&i.to_be_bytes())).collect();
+/// let built = BinaryFuse16::build(&blocked)?;
+/// let filter = BinaryFuse16::from_parts(seed, built.layout, &built.fingerprints)?;
+/// assert!(filter.contains(&7u32.to_be_bytes()));
+/// assert!(filter.bits_per_key() < 24.0);
+/// let mut frame = vec![0u8; filter.encoded_len()];
+/// filter.encode_into(&mut frame)?;
+///
+/// // On the device: a view of the frame, wherever it is stored (e.g. flash).
+/// let on_device = BinaryFuse16::from_bytes(&frame, seed)?;
+/// assert_eq!(on_device, filter);
+/// # }
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct BinaryFuse16<'a> {
+    seed: Seed,
+    layout: FuseLayout,
+    fingerprints: &'a [u8],
+}
+
+impl<'a> BinaryFuse16<'a> {
+    /// Fingerprint bits.
+    pub const BITS: u32 = 16;
+
+    /// A filter over `fingerprints` (two bytes per slot, little-endian, so any
+    /// alignment will do) with `layout`, hashing keys
+    /// with `seed`. `const`, so a filter generated at build time can be a `static`.
+    ///
+    /// # Errors
+    /// [`DecodeError::Truncated`] / [`DecodeError::TrailingBytes`] if `fingerprints`
+    /// is not exactly `2·`[`FuseLayout::slots`] bytes long.
+    pub const fn from_parts(
+        seed: Seed,
+        layout: FuseLayout,
+        fingerprints: &'a [u8],
+    ) -> Result<Self, DecodeError> {
+        if fingerprints.len() < 2 * layout.slots() {
+            return Err(DecodeError::Truncated);
+        }
+        if fingerprints.len() > 2 * layout.slots() {
+            return Err(DecodeError::TrailingBytes);
+        }
+        Ok(Self {
+            seed,
+            layout,
+            fingerprints,
+        })
+    }
+
+    /// A view of a `binary-fuse` frame with 16-bit fingerprints (`docs/format.md`)
+    /// built under `seed`: checks the whole frame once (CRC, kind, width, seed
+    /// fingerprint, geometry, length) and borrows its fingerprints.
+    ///
+    /// # Errors
+    /// Any [`DecodeError`]: [`ParameterMismatch`](DecodeError::ParameterMismatch) for a
+    /// 8-bit frame, [`SeedMismatch`](DecodeError::SeedMismatch) for another seed,
+    /// [`InvalidValue`](DecodeError::InvalidValue) for a geometry that is not a filter.
+    pub fn from_bytes(bytes: &'a [u8], seed: Seed) -> Result<Self, DecodeError> {
+        let (layout, fingerprints) = fuse::decode(bytes, &seed, Self::BITS)?;
+        Self::from_parts(seed, layout, fingerprints)
+    }
+
+    /// Builds the fingerprints of a filter over the keys whose digests are `hashes`
+    /// (`seed.hash(key)` for each key, under the seed the filter will be viewed
+    /// with; repeated digests count once) —
+    /// on the host, with the `xorf` crate's construction (see
+    /// [`FuseBuild`](crate::FuseBuild)); view the result with
+    /// [`from_parts`](Self::from_parts). Time: about 0.1 µs per key plus a sort.
+    ///
+    /// # Errors
+    /// [`BuildError`](crate::BuildError): too many keys, no peeling seed within
+    /// [`MAX_FUSE_ATTEMPTS`](crate::MAX_FUSE_ATTEMPTS), or a self-check failure.
+    #[cfg(feature = "alloc")]
+    pub fn build(hashes: &[KeyHash]) -> Result<fuse::FuseBuild, fuse::BuildError> {
+        fuse::build(hashes, Self::BITS)
+    }
+
+    /// The seed keys are hashed with.
+    #[must_use]
+    pub const fn seed(&self) -> Seed {
+        self.seed
+    }
+
+    /// The layout (construction seed, segments, key count).
+    #[must_use]
+    pub const fn layout(&self) -> FuseLayout {
+        self.layout
+    }
+
+    /// The fingerprints, two bytes per slot (little-endian).
+    #[must_use]
+    pub const fn fingerprints(&self) -> &'a [u8] {
+        self.fingerprints
+    }
+
+    /// Distinct keys the filter was built from.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        self.layout.keys() as usize
+    }
+
+    /// True if built from no key (every lookup is then a `2^−16` false positive at most).
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.layout.keys() == 0
+    }
+
+    /// Bytes of fingerprints (flash or RAM, wherever they are): two per slot.
+    #[must_use]
+    pub const fn memory_bytes(&self) -> usize {
+        self.fingerprints.len()
+    }
+
+    /// Fingerprint bits per key, `16·slots / keys` (infinite when empty).
+    #[must_use]
+    pub fn bits_per_key(&self) -> f64 {
+        8.0 * self.fingerprints.len() as f64 / f64::from(self.layout.keys())
+    }
+
+    /// The false-positive rate, `2^−16`.
+    #[must_use]
+    pub const fn fpr(&self) -> f64 {
+        1.0 / 65536.0
+    }
+
+    /// True if the key may be in the set (false positives at `2^−16`); false means it
+    /// certainly is not.
+    #[inline]
+    #[must_use]
+    pub fn contains<Q: AsRef<[u8]> + ?Sized>(&self, key: &Q) -> bool {
+        self.contains_hash(self.seed.hash(key))
+    }
+
+    /// [`contains`](Self::contains) for a key hashed by the caller with this filter's
+    /// [`seed`](Self::seed).
+    #[inline]
+    #[must_use]
+    pub fn contains_hash(&self, h: KeyHash) -> bool {
+        let (x, [a, b, c]) = self.layout.probe(h);
+        // In bounds by the layout's invariant and `from_parts`' length check; `get`
+        // keeps that a proof obligation of this module, not a panic path.
+        let at = |i: usize| match self.fingerprints.get(2 * i..2 * i + 2) {
+            Some(&[lo, hi]) => u16::from_le_bytes([lo, hi]),
+            _ => 0,
+        };
+        (fuse::fingerprint(x) as u16 ^ at(a) ^ at(b) ^ at(c)) == 0
+    }
+
+    /// Length of the encoded frame.
+    #[must_use]
+    pub const fn encoded_len(&self) -> usize {
+        self.layout.encoded_len(Self::BITS)
+    }
+
+    /// Serializes the filter: kind `binary-fuse` (13), params
+    /// `[16, 3, segment_length, segment_count_length]`, payload construction seed,
+    /// key count, fingerprints (`docs/format.md`).
+    ///
+    /// # Errors
+    /// [`EncodeError::BufferTooSmall`].
+    pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        fuse::encode(&self.seed, &self.layout, Self::BITS, self.fingerprints, buf)
+    }
+}
+
+impl fmt::Debug for BinaryFuse16<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BinaryFuse16")
+            .field("layout", &self.layout)
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for BinaryFuse16<'_> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "BinaryFuse16 {{ keys: {=u32}, slots: {=usize} }}",
+            self.layout.keys(),
+            self.layout.slots()
+        );
+    }
+}
