@@ -43,3 +43,7 @@ pub use loxo_cms as cms;
 /// Frame parsing and the elephant-flow monitor.
 #[cfg(feature = "flow")]
 pub use loxo_flow as flow;
+
+/// IPFIX (RFC 7011) export of the flow monitor's reports.
+#[cfg(feature = "ipfix")]
+pub use loxo_ipfix as ipfix;
