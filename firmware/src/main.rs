@@ -435,7 +435,7 @@ impl Epoch<'_> {
             "sketch: epoch={=u32} bytes={=usize} estimate={=u64} topk_bytes={=usize}",
             epoch,
             flows,
-            self.monitor.flows().estimate() as u64,
+            (self.monitor.flows().estimate() + 0.5) as u64,
             topk
         );
         close_epoch(self.monitor, self.report, totals, led);

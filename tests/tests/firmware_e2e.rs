@@ -339,6 +339,20 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     // received holds every reported elephant, in report order, with the addresses,
     // ports, protocol, IP bytes and packets of the firmware's report (the upper
     // bounds, which are the exact figures whenever the bounds are exact).
+    // The sketch datagrams as `loxo collect` saw them: one device, and per epoch the
+    // fleet's distinct-flow estimate is the firmware's own (the same HLL, merged alone).
+    let mut logged = Vec::new();
+    let mut fleet = Vec::new();
+    for line in out.lines() {
+        if let Some(f) = fields(line, "sketch: ") {
+            logged.push(f["estimate"].parse::<u64>().unwrap());
+        } else if let Some(rest) = line.trim().strip_prefix("fleet distinct flows: ") {
+            fleet.push(rest.split_whitespace().next().unwrap().parse::<u64>().unwrap());
+        }
+    }
+    assert_eq!(logged.len(), exact.len(), "one sketch per epoch");
+    assert_eq!(fleet, logged, "loxo collect's fleet estimates");
+
     let listing = nfdump_listing(&out);
     assert_eq!(
         listing.len(),

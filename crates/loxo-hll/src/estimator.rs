@@ -68,12 +68,12 @@ fn tau(mut x: f64) -> f64 {
 }
 
 /// Ertl's improved raw estimate from the histogram of a precision-`p` sketch
-/// (O(64 − p); the reference [`ertl_from_sum`] is checked against).
+/// (O(64 − p): the estimate of untracked sketches, which keep no running register
+/// sum, and the reference [`ertl_from_sum`] is checked against).
 ///
 /// `z = m·τ(1 − C[q+1]/m)`, then `z = (z + C[k]) / 2` for `k = q … 1`, then
 /// `z += m·σ(C[0]/m)`, estimate `α_∞ · m² / z`, where `q = 64 − p` (computed
 /// in the equivalent unrolled form).
-#[cfg(test)]
 pub(crate) fn ertl(hist: &[u32; HIST_LEN], p: u8) -> f64 {
     let q = 64 - usize::from(p);
     let m = (1u64 << p) as f64;

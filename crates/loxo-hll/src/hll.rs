@@ -58,7 +58,10 @@ fn hip_increment(hip_sum: u64) -> f64 {
 ///   and one division for the martingale estimate. No other division, no `%`.
 /// * [`estimate`](Self::estimate): O(1): Ertl's register sum is kept as an exact
 ///   integer on every change; while registers are still 0 (`n` up to a few `m`)
-///   its σ series adds up to ~60 cheap rounds.
+///   its σ series adds up to ~60 cheap rounds. A sketch built
+///   [`without_martingale`](Self::without_martingale) keeps no running sum (its
+///   inserts stay as cheap as they can be) and estimates in O(64 − P) from the
+///   histogram.
 /// * [`merge`](Self::merge): O(m).
 ///
 /// # Example
@@ -248,16 +251,26 @@ where
             return false;
         }
         registers::set(self.registers.as_mut(), index, rank);
-        // Skipped once invalid (after a merge) or when not tracked: it would never
-        // be read.
-        if self.hip_valid {
-            // HIP (Cohen 2015, Ting 2014): the change happened with probability
-            // hip_sum / 2^63, so it stands for 2^63 / hip_sum new distinct keys. The sum
-            // is kept as an exact integer: one f64 division and one addition per change
-            // (both in software on a Cortex-M4F, whose FPU is single precision).
-            self.hip_estimate += hip_increment(self.hip_sum);
+        // An untracked sketch (`without_martingale`) keeps neither the martingale nor
+        // the running register sum: one test per change, as cheap as the insert path
+        // was before the O(1) estimate (the flow monitor's two sketches are untracked:
+        // the sum cost its firmware 14 instructions per frame).
+        if self.hip_tracked {
+            // Skipped once invalid (after a merge): it would never be read.
+            if self.hip_valid {
+                // HIP (Cohen 2015, Ting 2014): the change happened with probability
+                // hip_sum / 2^63, so it stands for 2^63 / hip_sum new distinct keys.
+                // The sum is kept as an exact integer: one f64 division and one
+                // addition per change (both in software on a Cortex-M4F, whose FPU is
+                // single precision).
+                self.hip_estimate += hip_increment(self.hip_sum);
+            }
+            self.hip_sum = self
+                .hip_sum
+                .wrapping_sub(Self::hip_term(old))
+                .wrapping_add(Self::hip_term(rank));
         }
-        self.move_register(old, rank);
+        self.move_in_histogram(old, rank);
         true
     }
 
@@ -293,7 +306,11 @@ where
     /// linear counting. Returns 0 for an empty sketch.
     #[must_use]
     pub fn estimate(&self) -> f64 {
-        estimator::ertl_from_sum(&self.hist, self.hip_sum, P)
+        if self.hip_tracked {
+            estimator::ertl_from_sum(&self.hist, self.hip_sum, P)
+        } else {
+            estimator::ertl(&self.hist, P)
+        }
     }
 
     /// The classic HyperLogLog estimate (Flajolet et al. 2007): `α_m · m² / Σ 2^−r`,
