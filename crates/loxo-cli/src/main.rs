@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod build_filter;
 mod export;
 mod gen;
 mod inspect;
@@ -39,6 +40,8 @@ enum Command {
     Export(export::Args),
     /// Receive the devices' per-epoch sketches over UDP and merge them fleet-wide.
     Collect(loxo_cli::collect::Args),
+    /// Build a binary fuse filter (static blocklist) from addresses and prefixes.
+    BuildFilter(build_filter::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Merge(a) => merge::run(a),
         Command::Export(a) => export::run(a),
         Command::Collect(a) => loxo_cli::collect::run(a),
+        Command::BuildFilter(a) => build_filter::run(a),
     };
     match result {
         Ok(code) => code,

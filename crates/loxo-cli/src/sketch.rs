@@ -488,6 +488,19 @@ pub fn expected_payload_len(
             }
             8 * a * b
         }
+        SketchKind::BinaryFuse => {
+            if a != 8 && a != 16 {
+                return Err(format!("{a}-bit fingerprints (8 or 16)"));
+            }
+            if b != u128::from(loxo_bloom::FUSE_ARITY) {
+                return Err(format!("{b}-wise (3)"));
+            }
+            // The key count is checked with the payload (describe_payload).
+            let layout = loxo_bloom::FuseLayout::new(0, params[2], params[3], 0).map_err(|_| {
+                format!("segment length {c}, segment-count length {d}: not a filter")
+            })?;
+            12 + layout.slots() as u128 * (a / 8)
+        }
         SketchKind::SpaceSaving => heap_len(8, a, b)?,
         SketchKind::HeavyKeeper => heap_len(16 + 8 * a * b, c, d & 0xffff)?,
         _ => return Err("no payload layout known".into()),
@@ -591,6 +604,36 @@ fn describe_payload(
                 out,
                 "memory:           {} bytes of buckets on a device",
                 slots * b / 8
+            )?;
+        }
+        SketchKind::BinaryFuse => {
+            let keys = p
+                .get(8..12)
+                .and_then(|s| s.try_into().ok())
+                .map_or(0, u32::from_le_bytes);
+            let layout = loxo_bloom::FuseLayout::new(u64_at(0), params[2], params[3], keys)
+                .map_err(|_| anyhow::anyhow!("{keys} keys, more than its {} slots", d + 2 * c))?;
+            let slots = layout.slots() as u128;
+            writeln!(
+                out,
+                "geometry:         {slots} slots of {a}-bit fingerprints, 3-wise, segments of {c} ({} segments)",
+                slots / c.max(1)
+            )?;
+            writeln!(
+                out,
+                "keys:             {keys} distinct, {:.2} bits/key ({:.3} × log2(1/p))",
+                (slots * a) as f64 / f64::from(keys.max(1)),
+                (slots as f64) / f64::from(keys.max(1))
+            )?;
+            writeln!(
+                out,
+                "FPR:              2^-{a} = {:.5} % (static: no insert, no removal)",
+                100.0 / 2f64.powi(a as i32)
+            )?;
+            writeln!(
+                out,
+                "memory:           {} bytes of fingerprints (flash) on a device",
+                slots * a / 8
             )?;
         }
         SketchKind::Cms | SketchKind::CmsConservative => {

@@ -1,0 +1,157 @@
+//! `loxo build-filter` through the binary: the golden files are what it writes for
+//! their keys file, a random seed is saved where `--seed` reads it, refusals exit 1
+//! with the line and the reason, `loxo inspect` describes the result.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use loxo_bloom::{BinaryFuse16, BinaryFuse8};
+
+fn loxo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args(args)
+        .output()
+        .expect("run loxo")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loxo-build-filter-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The keys of `tests/tests/golden_fuse.rs`, as a keys file.
+const GOLDEN_KEYS: &str =
+    "# the golden set\n10.0.0.0/26\n10.0.1.7   # one host\n\n2001:db8::1\n10.0.0.3\n";
+const GOLDEN_SEED: &str = "6e65646c6f6700006d6f6f6c62000000";
+
+#[test]
+fn writes_the_golden_files() {
+    let d = dir("golden");
+    let keys = d.join("keys.txt");
+    std::fs::write(&keys, GOLDEN_KEYS).unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden");
+    for (bits, file) in [("8", "binary_fuse8.bin"), ("16", "binary_fuse16.bin")] {
+        let out = d.join(format!("f{bits}.loxo"));
+        let o = loxo(&[
+            "build-filter",
+            s(&keys),
+            "-o",
+            s(&out),
+            "--fingerprint",
+            bits,
+            "--seed",
+            GOLDEN_SEED,
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let stdout = text(&o.stdout);
+        // 64 + 1 + 1 + 1 entries, one repeated (10.0.0.3 is in the /26).
+        assert!(
+            stdout.contains("over 66 keys (67 lines' entries, 1 repeated)"),
+            "{stdout}"
+        );
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(golden.join(file)).unwrap(),
+            "{file}"
+        );
+        assert!(!d.join(format!("f{bits}.loxo.key")).exists());
+        let o = loxo(&["inspect", s(&out)]);
+        let stdout = text(&o.stdout);
+        assert!(
+            stdout.contains("kind:             binary-fuse (13)"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("66 distinct"), "{stdout}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn random_seed_is_saved_for_the_devices() {
+    let d = dir("random");
+    let keys = d.join("keys.txt");
+    std::fs::write(&keys, "198.51.100.0/24\n2001:db8::/120\n").unwrap();
+    let out = d.join("block.loxo");
+    for bits in ["8", "16"] {
+        let o = loxo(&[
+            "build-filter",
+            s(&keys),
+            "-o",
+            s(&out),
+            "--fingerprint",
+            bits,
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("block.loxo.key"));
+        let seed = loxo_cli::key::read_key(s(&d.join("block.loxo.key"))).unwrap();
+        let bytes = std::fs::read(&out).unwrap();
+        let v4 = (0..=255u8).map(|i| vec![198, 51, 100, i]);
+        let v6 = (0..=255u8).map(|i| {
+            let mut a = [0u8; 16];
+            a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+            a[15] = i;
+            a.to_vec()
+        });
+        let present: Vec<Vec<u8>> = v4.chain(v6).collect();
+        if bits == "8" {
+            let f = BinaryFuse8::from_bytes(&bytes, seed).unwrap();
+            assert_eq!(f.len(), 512);
+            assert!(present.iter().all(|k| f.contains(k)));
+        } else {
+            let f = BinaryFuse16::from_bytes(&bytes, seed).unwrap();
+            assert!(present.iter().all(|k| f.contains(k)));
+            // Another device's seed does not read it.
+            assert!(BinaryFuse16::from_bytes(&bytes, loxo_core::Seed::new(1, 2)).is_err());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn refusals_exit_1_with_line_and_reason() {
+    let d = dir("refuse");
+    let keys = d.join("keys.txt");
+    let out = d.join("f.loxo");
+    for (content, want) in [
+        (
+            "192.0.2.1\n10.0.0.0/8\n",
+            "line 2: \"10.0.0.0/8\": covers 2^24 addresses",
+        ),
+        ("10.0.0.7/24\n", "network address is 10.0.0.0"),
+        ("not-an-address\n", "line 1"),
+    ] {
+        std::fs::write(&keys, content).unwrap();
+        let o = loxo(&[
+            "build-filter",
+            s(&keys),
+            "-o",
+            s(&out),
+            "--seed",
+            GOLDEN_SEED,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{content}");
+        assert!(text(&o.stderr).contains(want), "{}", text(&o.stderr));
+        assert!(!out.exists());
+    }
+    let o = loxo(&[
+        "build-filter",
+        s(&keys),
+        "-o",
+        s(&out),
+        "--fingerprint",
+        "12",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
