@@ -14,7 +14,7 @@
 
 use loxo_core::{reduce, KeyHash};
 
-use crate::topk::Entry;
+use crate::entry::Entry;
 
 /// One monitored key of a top-k summary, as stored (see [`Entry`] for reports).
 ///

@@ -3,8 +3,9 @@
 use loxo_core::{mix64, KeyHash};
 
 use crate::cms::MAX_DEPTH;
+use crate::entry::Entry;
 use crate::heap::KeyHeap;
-use crate::topk::{Entry, TopK};
+use crate::topk::TopK;
 
 /// The default decay base `b`: a foreign bucket with count `C` decays with
 /// probability `b^−C`. 1.08 is the value recommended and used by Yang et al.

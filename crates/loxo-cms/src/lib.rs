@@ -54,6 +54,7 @@
 
 mod cms;
 mod count_sketch;
+mod entry;
 mod heap;
 mod heavy_keeper;
 pub mod sizing;
@@ -64,8 +65,9 @@ mod wire_key;
 
 pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
 pub use count_sketch::CountSketch;
+pub use entry::Entry;
 pub use heap::Slot;
 pub use heavy_keeper::{HeavyKeeper, DECAY_BASE, DECAY_BASE_PERCENT};
 pub use space_saving::SpaceSaving;
-pub use topk::{CmsTopK, Entry, TopK};
+pub use topk::{CmsTopK, TopK};
 pub use wire_key::WireKey;

@@ -2,8 +2,9 @@
 
 use loxo_core::KeyHash;
 
+use crate::entry::Entry;
 use crate::heap::KeyHeap;
-use crate::topk::{Entry, TopK};
+use crate::topk::TopK;
 
 /// Space-Saving (Metwally, Agrawal & El Abbadi 2005): top-k with `N` monitored keys
 /// and deterministic error bounds, weighted updates.

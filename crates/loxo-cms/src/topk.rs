@@ -1,47 +1,14 @@
-//! The [`TopK`] trait shared by the heavy-hitter summaries, its report [`Entry`],
-//! and [`CmsTopK`], a conservative Count-Min sketch plus a min-heap of candidates.
+//! The [`TopK`] trait shared by the heavy-hitter summaries, and [`CmsTopK`], a
+//! conservative Count-Min sketch plus a min-heap of candidates.
+//!
+//! Module dependencies run one way: `entry` (the report type) ← `heap` (the candidate
+//! store) ← `topk` and the summaries.
 
 use loxo_core::{KeyHash, Seed};
 
 use crate::cms::{CmsCu, Counter};
+use crate::entry::Entry;
 use crate::heap::KeyHeap;
-
-/// One reported heavy hitter: `key` with estimated weight `count`, and the bounds on
-/// its true weight `f` that the algorithm can **guarantee**.
-///
-/// A bound is `Some` only if it holds for every stream, deterministically (no
-/// probability, no assumption beyond the summary's own arithmetic); where the
-/// algorithm has no such bound the field is `None`, so a caller can never mistake
-/// an estimate for a bound:
-///
-/// | summary | `lower` | `upper` |
-/// |---|---|---|
-/// | [`SpaceSaving`](crate::SpaceSaving) | `count − error` (Metwally et al.) | `count` |
-/// | [`CmsTopK`] | `None` (`count − ε·N` holds only w.p. `1 − δ`) | `count` (Count-Min never under-counts) |
-/// | [`HeavyKeeper`](crate::HeavyKeeper) | `None` (counts are lower estimates unless two keys share a 32-bit fingerprint) | `None` (decay can lose any amount) |
-///
-/// Tested on every stream of `tests/tests/topk_properties.rs`: every `Some` bound
-/// contains the exact count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Entry<K> {
-    /// The key.
-    pub key: K,
-    /// Estimated total weight (packets or bytes, whatever was passed to `update`).
-    pub count: u64,
-    /// `f ≥ lower`, always — or `None` if the algorithm has no such bound.
-    pub lower: Option<u64>,
-    /// `f ≤ upper`, always — or `None` if the algorithm has no such bound.
-    pub upper: Option<u64>,
-}
-
-impl<K> Entry<K> {
-    /// True if `f` lies within every bound the entry has (a `None` bound excludes
-    /// nothing).
-    pub fn admits(&self, f: u64) -> bool {
-        self.lower.is_none_or(|l| l <= f) && self.upper.is_none_or(|u| f <= u)
-    }
-}
 
 /// A fixed-memory "which keys are the heaviest?" summary of a weighted stream.
 ///
