@@ -500,7 +500,7 @@ impl<const N: usize> FlowMonitor<N> {
 
     /// Feeds a frame of which a capture holds only the first bytes (`tcpdump -s N`):
     /// `captured` is the record's data, `wire_len` the frame's original length. Parsed
-    /// by [`parse_frame_captured`] (the crate's snap-length rule): the flow weighs
+    /// by [`parse_frame_captured`](crate::parse_frame_captured) (the crate's snap-length rule): the flow weighs
     /// `wire_len` bytes. A frame whose headers the snap length cut
     /// ([`CapturedError::Snapped`]) counts in [`Report::frames`] only, so an epoch's
     /// `frames − packets − not_ip − Σ errors` is the number of such frames (0 with
