@@ -61,6 +61,7 @@ mod precision;
 mod registers;
 mod ull;
 mod ull_estimator;
+mod ull_pow;
 mod ull_wire;
 mod wire;
 
