@@ -347,7 +347,13 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         if let Some(f) = fields(line, "sketch: ") {
             logged.push(f["estimate"].parse::<u64>().unwrap());
         } else if let Some(rest) = line.trim().strip_prefix("fleet distinct flows: ") {
-            fleet.push(rest.split_whitespace().next().unwrap().parse::<u64>().unwrap());
+            fleet.push(
+                rest.split_whitespace()
+                    .next()
+                    .unwrap()
+                    .parse::<u64>()
+                    .unwrap(),
+            );
         }
     }
     assert_eq!(logged.len(), exact.len(), "one sketch per epoch");
