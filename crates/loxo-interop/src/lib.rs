@@ -1,7 +1,7 @@
-//! Interoperability of loxo's HyperLogLog with the engines fleets already run:
+//! Interoperability of loxo's HyperLogLog and top-k with the engines fleets already run:
 //! **Redis** (`PFADD` / `PFCOUNT` / `PFMERGE`, the `HYLL` string) and **Apache
-//! DataSketches** HLL (Java, C++, Python; Druid, Spark, Pinot). `#![no_std]`, no
-//! allocation.
+//! DataSketches** HLL and frequent items (Java, C++, Python; Druid, Spark, Pinot).
+//! `#![no_std]`, no allocation.
 //!
 //! * [`redis::RedisHll`]: `Hll<14>` fed with Redis's MurmurHash64A and register
 //!   derivation; exports the dense `HYLL` string (`SET key` → `PFCOUNT key` equals
@@ -10,8 +10,13 @@
 //! * [`datasketches::DataSketchesHll<P>`]: `Hll<P>` fed with DataSketches'
 //!   MurmurHash3_x64_128 (seed 9001) and coupon derivation; exports compact
 //!   HLL_4 / HLL_6 / HLL_8 images, imports every image of `lgK = P`.
+//! * [`frequent`]: a [`loxo_cms::SpaceSaving`] top-k summary as the image of a
+//!   DataSketches `frequent_strings_sketch` (keys as text, e.g. flow keys'
+//!   `Display`), with DataSketches' bounds proven to hold (weight `count − m`, offset
+//!   `m`, the Misra–Gries view of Space-Saving), so a fleet's summaries merge in
+//!   DataSketches; [`FrequentItemsView`] reads such images in place.
 //!
-//! Each wraps a [`loxo_hll::Hll`], so it costs what that `Hll` costs
+//! The HLL types wrap a [`loxo_hll::Hll`], so each costs what that `Hll` costs
 //! (`0.75 · 2^P + 296` bytes) and estimates as well (`1.04 / √(2^P)`).
 //!
 //! **Interop hashing is unkeyed.** loxo's own sketches hash with a per-device
@@ -38,7 +43,9 @@
 #![forbid(unsafe_code)]
 
 pub mod datasketches;
+pub mod frequent;
 pub mod redis;
 
 pub use datasketches::{DataSketchesHll, TargetType};
+pub use frequent::{encode_space_saving, FrequentItemsView};
 pub use redis::RedisHll;
