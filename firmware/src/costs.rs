@@ -6,7 +6,7 @@
 
 use core::hint::black_box;
 
-use loxo_bloom::BlockedBloom;
+use loxo_bloom::{BinaryFuse16, BinaryFuse8, BlockedBloom};
 use loxo_cms::{HeavyKeeper, SpaceSaving, TopK};
 use loxo_core::{KeyHash, Seed};
 use loxo_flow::{parse_frame, FlowKey, FlowMonitor, Parsed, DEFAULT_CANDIDATES};
@@ -242,6 +242,31 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     measure(ticks, "bloom contains", kh, |h| {
         black_box(bloom.contains_hash(h));
     });
+    // A blocklist in flash: the golden binary fuse filters, viewed in place. The
+    // Cortex-M4 has no data cache, so the count does not depend on the filter's size.
+    static FUSE8: &[u8] = include_bytes!("../../tests/golden/binary_fuse8.bin");
+    static FUSE16: &[u8] = include_bytes!("../../tests/golden/binary_fuse16.bin");
+    let golden = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
+    if let (Ok(f8), Ok(f16)) = (
+        BinaryFuse8::from_bytes(FUSE8, golden),
+        BinaryFuse16::from_bytes(FUSE16, golden),
+    ) {
+        measure(ticks, "binary fuse8 contains_hash", kh, |h| {
+            black_box(f8.contains_hash(h));
+        });
+        measure(ticks, "binary fuse16 contains_hash", kh, |h| {
+            black_box(f16.contains_hash(h));
+        });
+        measure(
+            ticks,
+            "binary fuse8 contains src, dst (two siphash)",
+            || keys.iter(),
+            |k| {
+                let k = black_box(k);
+                black_box(f8.contains(k.src_bytes()) | f8.contains(k.dst_bytes()));
+            },
+        );
+    }
     measure(
         ticks,
         "monitor feed",
