@@ -1,9 +1,12 @@
-//! `loxo export --redis HOST:PORT KEY FILE` (or `--hyll OUT FILE`): write a sketch as a Redis HyperLogLog.
+//! `loxo export --redis HOST:PORT KEY FILE` (or `--hyll OUT FILE`): write a sketch as a
+//! Redis HyperLogLog; `loxo export --datasketches OUT FILE`: write a top-k summary of
+//! flow keys as an Apache DataSketches frequent items image.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use loxo_cli::frequent::datasketches_image;
 use loxo_cli::resp::{Client, Reply};
 use loxo_cli::sketch::{self, AnyHll};
 use loxo_interop::redis::{RedisHll, DENSE_LEN};
@@ -12,19 +15,48 @@ use loxo_interop::redis::{RedisHll, DENSE_LEN};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// `SET` the sketch as key KEY on the Redis server at HOST:PORT.
-    #[arg(long, num_args = 2, value_names = ["HOST:PORT", "KEY"], required_unless_present = "hyll")]
+    #[arg(long, num_args = 2, value_names = ["HOST:PORT", "KEY"], required_unless_present_any = ["hyll", "datasketches"])]
     redis: Option<Vec<String>>,
     /// Also (or instead) write the `HYLL` string to this file.
     #[arg(long, value_name = "FILE")]
     hyll: Option<PathBuf>,
-    /// An `hll` sketch of precision 14 (Redis's geometry) in loxo wire format.
+    /// Write a `space-saving` summary of flow keys (a monitor's top-k) as the image of
+    /// an Apache DataSketches `frequent_strings_sketch` to OUT, items as the flow keys'
+    /// text (Python: `frequent_strings_sketch.deserialize(open(OUT, 'rb').read())`).
+    #[arg(long, value_name = "OUT", conflicts_with_all = ["redis", "hyll"])]
+    datasketches: Option<PathBuf>,
+    /// lg_max_map_size of the DataSketches image (default: the smallest map that holds
+    /// the items; a larger one lets a union of many devices keep more items).
+    #[arg(long, value_name = "LG", requires = "datasketches")]
+    lg_max_map_size: Option<u8>,
+    /// The sketch in loxo wire format: an `hll` of precision 14 (Redis's geometry), or
+    /// for `--datasketches` a `space-saving` summary of flow keys.
     file: PathBuf,
 }
 
 /// Runs `loxo export`: converts the registers exactly, `SET`s the dense `HYLL`
-/// string and prints Redis's `PFCOUNT`, which equals loxo's estimate rounded.
+/// string and prints Redis's `PFCOUNT`, which equals loxo's estimate rounded; or
+/// writes the DataSketches frequent items image of a top-k summary.
 pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let bytes = sketch::read(&a.file)?;
+    if let Some(out) = &a.datasketches {
+        let img = datasketches_image(&bytes, a.lg_max_map_size)
+            .with_context(|| format!("{}", a.file.display()))?;
+        std::fs::write(out, &img.bytes)
+            .with_context(|| format!("{}: cannot write", out.display()))?;
+        println!(
+            "{}: frequent_strings_sketch of {} items ({} of {} candidates monitored), \
+             stream weight {}, maximum error {} ({} bytes)",
+            out.display(),
+            img.items,
+            img.monitored,
+            img.capacity,
+            img.total,
+            img.offset,
+            img.bytes.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let (hll, _) = AnyHll::decode(&bytes).with_context(|| format!("{}", a.file.display()))?;
     let Some(p14) = hll.as_p14() else {
         bail!(

@@ -6,6 +6,7 @@ pub mod chunks;
 pub mod collect;
 pub mod eval;
 pub mod exact;
+pub mod frequent;
 pub mod gateway;
 pub mod key;
 pub mod resp;
