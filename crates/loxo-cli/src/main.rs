@@ -36,7 +36,7 @@ enum Command {
     Inspect(inspect::Args),
     /// Merge serialized loxo sketches.
     Merge(merge::Args),
-    /// Export a serialized sketch to another engine (Redis).
+    /// Export a serialized sketch to another engine (Redis, Apache DataSketches).
     Export(export::Args),
     /// Receive the devices' per-epoch sketches over UDP and merge them fleet-wide.
     Collect(loxo_cli::collect::Args),
