@@ -62,6 +62,7 @@ mod registers;
 mod ull;
 mod ull_estimator;
 mod ull_pow;
+mod ull_sparse;
 mod ull_wire;
 mod wire;
 

@@ -45,9 +45,17 @@ use crate::Hll;
 /// `2^P` bytes of registers plus an 80-byte header: the seed (16), the state-change
 /// probability as an exact integer (8), the FGRA register sum in fixed point (8),
 /// the martingale estimate (8), eight register counters for the small- and
-/// large-range corrections (32) and two flags. `size_of::<Ull<14>>()` is 16 464
+/// large-range corrections (32), the sparse list's length (4) and four flags. `size_of::<Ull<14>>()` is 16 464
 /// bytes (`Hll<14>`: 12 584 bytes at 1.33× the standard error; an `Ull<13>` of
 /// 8 272 bytes has `0.782/√8192 = 0.86 %` against `Hll<14>`'s 0.81 %).
+///
+/// # Sparse mode
+///
+/// [`new_sparse`](Self::new_sparse) builds a sketch that counts exactly while few
+/// keys have been seen (up to `3m/16`, relative standard error `7·10^−5`: a list
+/// of 25-bit-index entries in the register bytes, HLL++'s sparse representation)
+/// and then converts in place to the registers a [`new`](Self::new) sketch fed the
+/// same keys holds. Opt-in: a dense sketch's insert pays one well-predicted branch.
 ///
 /// # Cost
 ///
@@ -88,6 +96,9 @@ use crate::Hll;
 /// let hll = ull.to_hll();
 /// assert!((hll.estimate() - 10_000.0).abs() < 4.0 * 1.04 / 64.0 * 10_000.0);
 /// ```
+// Four flags: separate `bool`s fill the header's padding (80 bytes either way) and
+// keep the insert path's one test a byte load.
+#[allow(clippy::struct_excessive_bools)]
 pub struct Ull<const P: u8>
 where
     Precision<P>: SupportedPrecision,
@@ -104,8 +115,16 @@ where
     /// Registers at `U = w` (saturated update value), by their two flag bits.
     pub(crate) large: [u32; 4],
     pub(crate) hip_estimate: f64,
+    /// Entries in the sparse list (list mode only).
+    pub(crate) list_len: u32,
     pub(crate) hip_valid: bool,
     pub(crate) hip_tracked: bool,
+    /// Built with [`new_sparse`](Ull::new_sparse): starts (and restarts after
+    /// [`clear`](Ull::clear)) in list mode.
+    pub(crate) sparse_enabled: bool,
+    /// List mode: `registers` holds the sparse hash table (see `ull_sparse`), and
+    /// the running sums and counters above are those of an empty sketch.
+    pub(crate) list_mode: bool,
     pub(crate) registers: <Precision<P> as SupportedPrecision>::UllRegisters,
 }
 
@@ -162,8 +181,11 @@ where
             small: [1 << P, 0, 0, 0],
             large: [0; 4],
             hip_estimate: 0.0,
+            list_len: 0,
             hip_valid: true,
             hip_tracked: true,
+            sparse_enabled: false,
+            list_mode: false,
             registers: <Precision<P> as SupportedPrecision>::ULL_ZERO,
         }
     }
@@ -229,7 +251,15 @@ where
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, h: KeyHash) -> bool {
-        let h = h.get();
+        if self.list_mode {
+            return self.insert_hash_sparse(h.get());
+        }
+        self.insert_hash_dense(h.get())
+    }
+
+    /// [`insert_hash`](Self::insert_hash) on the register bytes.
+    #[inline(always)]
+    pub(crate) fn insert_hash_dense(&mut self, h: u64) -> bool {
         let index = (h >> (64 - P)) as usize;
         // The sentinel bit caps the leading zeros at 64 − P: bit in P − 1 ..= 63.
         let bit = ((h << P) | (1 << (P - 1))).leading_zeros() + u32::from(P) - 1;
@@ -270,7 +300,7 @@ where
 
     /// Moves a register from `old` to `new` in the running sums and counters.
     #[inline(always)]
-    fn account(&mut self, old: u8, new: u8) {
+    pub(crate) fn account(&mut self, old: u8, new: u8) {
         self.change_sum = self
             .change_sum
             .wrapping_sub(Self::change_term(old))
@@ -336,6 +366,9 @@ where
     /// `m`; bias negligible against it. Returns 0 for an empty sketch.
     #[must_use]
     pub fn estimate(&self) -> f64 {
+        if self.list_mode {
+            return self.list_estimate();
+        }
         // S^(−1/τ) from a mantissa table and a short series (`ull_pow`): a third of
         // the cost of libm's exp2 and log2, within a few 10^−16 of them.
         Self::FGRA_FACTOR * crate::ull_pow::pow_minus_inv_tau(self.fgra_total())
@@ -359,6 +392,9 @@ where
     /// plus a Newton iteration on the likelihood equation.
     #[must_use]
     pub fn estimate_ml(&self) -> f64 {
+        if self.list_mode {
+            return self.list_estimate();
+        }
         if self.is_empty() {
             return 0.0;
         }
@@ -393,12 +429,18 @@ where
     /// returns `None` until [`clear`](Self::clear).
     #[must_use]
     pub fn estimate_martingale(&self) -> Option<f64> {
+        if self.list_mode {
+            return self.hip_valid.then(|| self.list_estimate());
+        }
         self.hip_valid.then_some(self.hip_estimate)
     }
 
     /// The probability that a new distinct key changes the sketch.
     #[must_use]
     pub fn state_change_probability(&self) -> f64 {
+        if self.list_mode {
+            return self.list_change_probability();
+        }
         if self.is_empty() {
             1.0
         } else {
@@ -409,6 +451,9 @@ where
     /// True if no key was inserted since creation or the last [`clear`](Self::clear).
     #[must_use]
     pub fn is_empty(&self) -> bool {
+        if self.list_mode {
+            return self.list_len == 0;
+        }
         self.small[0] as usize == Self::M
     }
 
@@ -422,19 +467,40 @@ where
         self.large = [0; 4];
         self.hip_estimate = 0.0;
         self.hip_valid = self.hip_tracked;
+        self.list_len = 0;
+        self.list_mode = self.sparse_enabled;
     }
 
     /// Register byte `index` (see the type docs for its meaning), or 0 if `index ≥ m`.
+    /// In [sparse mode](Self::new_sparse), the byte the keys listed so far would
+    /// have built (a short probe of the list).
     #[must_use]
     pub fn register(&self, index: usize) -> u8 {
+        if self.list_mode {
+            return self.list_register(index);
+        }
         self.registers.as_ref().get(index).copied().unwrap_or(0)
     }
 
     /// The `m` register bytes in index order: the same bytes as hash4j's
     /// `UltraLogLog.getState()` for the same 64-bit hashes.
+    ///
+    /// **Empty while the sketch is in [sparse mode](Self::new_sparse)**
+    /// ([`is_sparse`](Self::is_sparse)): its bytes then hold the list, not
+    /// registers. Read them one by one with [`register`](Self::register) or
+    /// [`register_bytes`](Self::register_bytes), or [`densify`](Self::densify) first.
     #[must_use]
     pub fn registers(&self) -> &[u8] {
+        if self.list_mode {
+            return &[];
+        }
         self.registers.as_ref()
+    }
+
+    /// The `m` register bytes in index order, in either mode (in sparse mode each
+    /// one is probed from the list: O(m) in all).
+    pub fn register_bytes(&self) -> impl Iterator<Item = u8> + Clone + '_ {
+        (0..Self::M).map(|i| self.register(i))
     }
 
     /// The largest update value a register byte records (its [`Hll`] rank), 0 for 0.
@@ -468,7 +534,7 @@ where
     #[must_use]
     pub fn to_hll(&self) -> Hll<P> {
         let mut hll = Hll::<P>::new(self.seed);
-        let ranks = self.registers.as_ref().iter().map(|&r| Self::hll_rank(r));
+        let ranks = self.register_bytes().map(Self::hll_rank);
         // Exactly m values, each at most 65 − P: cannot fail.
         let res = hll.set_registers(ranks);
         debug_assert!(res.is_ok());
@@ -503,6 +569,15 @@ where
         if self.seed != other.seed {
             return Err(MergeError::SeedMismatch);
         }
+        if other.list_mode {
+            // Its entries, as if inserted here (into the list while it has room).
+            for e in other.list_entries() {
+                self.insert_entry(e);
+            }
+            self.hip_valid = false;
+            return Ok(());
+        }
+        self.densify();
         for i in 0..Self::M {
             let (a, b) = (self.register(i), other.register(i));
             if b != 0 && a != b {
@@ -514,7 +589,8 @@ where
     }
 
     /// Stores the bitmap `x` in register `i` (already holding a subset of it).
-    fn raise_to(&mut self, i: usize, x: u64) {
+    /// Dense mode only.
+    pub(crate) fn raise_to(&mut self, i: usize, x: u64) {
         let old = self.register(i);
         let new = pack(x);
         if new != old {
@@ -550,6 +626,12 @@ where
         Precision<Q>: SupportedPrecision,
     {
         let mut out = Ull::<Q>::new(self.seed);
+        if self.list_mode {
+            // The entries do not depend on the precision: a sparse sketch folds into
+            // a sparse one holding the same list (dense once it outgrows it).
+            out.sparse_enabled = true;
+            out.list_mode = true;
+        }
         out.fold_in(self);
         out
     }
@@ -577,6 +659,14 @@ where
     where
         Precision<F>: SupportedPrecision,
     {
+        if finer.list_mode {
+            for e in finer.list_entries() {
+                self.insert_entry(e);
+            }
+            self.hip_valid = false;
+            return;
+        }
+        self.densify();
         // d = F − P index bits move into the update value. Bitmap positions
         // (leading zeros + precision − 1) are the same at both precisions, so a
         // fine register whose moved bits are all zero contributes its bitmap as it
@@ -616,21 +706,30 @@ where
             small: self.small,
             large: self.large,
             hip_estimate: self.hip_estimate,
+            list_len: self.list_len,
             hip_valid: self.hip_valid,
             hip_tracked: self.hip_tracked,
+            sparse_enabled: self.sparse_enabled,
+            list_mode: self.list_mode,
             registers: self.registers.clone(),
         }
     }
 }
 
-/// Two sketches are equal when they share the seed and every register; the
-/// martingale state (insertion history) is not compared.
+/// Two sketches are equal when they share the seed and every register (in sparse
+/// mode: the registers its list would build); the martingale state (insertion
+/// history) and the mode are not compared.
 impl<const P: u8> PartialEq for Ull<P>
 where
     Precision<P>: SupportedPrecision,
 {
     fn eq(&self, other: &Self) -> bool {
-        self.seed == other.seed && self.registers == other.registers
+        self.seed == other.seed
+            && if self.list_mode || other.list_mode {
+                self.register_bytes().eq(other.register_bytes())
+            } else {
+                self.registers == other.registers
+            }
     }
 }
 
@@ -645,6 +744,7 @@ where
         f.debug_struct("Ull")
             .field("precision", &P)
             .field("seed", &self.seed)
+            .field("sparse", &self.list_mode)
             .field("zero_registers", &self.small[0])
             .field("estimate", &self.estimate())
             .field("estimate_martingale", &self.estimate_martingale())

@@ -3,23 +3,29 @@
 //! Layout (documented in `docs/format.md`, pinned by golden files):
 //!
 //! * params: `[P, 8 (bits per register), 0, 0]`;
-//! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows;
+//! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows, bit 2 =
+//!   list payload (a sketch in sparse mode, [`Ull::new_sparse`]);
 //! * payload: the martingale estimate as an `f64` if flag bit 1, then either
 //!   * **dense**: the `2^P` register bytes, or
 //!   * **sparse**: a `u32` count `n`, then `n` little-endian `u32` entries
-//!     `index << 8 | byte` with strictly increasing `index` and `byte ≠ 0`.
+//!     `index << 8 | byte` with strictly increasing `index` and `byte ≠ 0`, or
+//!   * **list**: a `u32` count `n ≤ 3m/16`, then `n` little-endian `u32` entries
+//!     `index25 << 6 | rank25` (see `ull_sparse`), strictly increasing.
 //!
-//! The encoder picks whichever payload is shorter (sparse when fewer than
-//! `m / 4 − 1` registers are non-zero).
+//! A sketch in sparse mode writes the list; otherwise the encoder picks whichever
+//! register payload is shorter (sparse when fewer than `m / 4 − 1` registers are
+//! non-zero).
 
 use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
 use loxo_core::{DecodeError, EncodeError};
 
 use crate::precision::{Precision, SupportedPrecision};
+use crate::ull_sparse::is_valid_entry;
 use crate::Ull;
 
 const FLAG_SPARSE: u8 = 1;
 const FLAG_MARTINGALE: u8 = 2;
+const FLAG_LIST: u8 = 4;
 /// Bytes per sparse entry (`index << 8 | byte`).
 const SPARSE_ENTRY: usize = 4;
 
@@ -42,6 +48,17 @@ where
     }
 
     fn header(&self, fingerprint: u64) -> Header {
+        if self.list_mode {
+            let mut payload = 4 + SPARSE_ENTRY * self.list_len as usize;
+            let mut flags = FLAG_LIST;
+            if self.hip_valid {
+                flags |= FLAG_MARTINGALE;
+                payload += 8;
+            }
+            let mut h = Header::new(SketchKind::Ull, fingerprint, Self::PARAMS, payload as u32);
+            h.flags = flags;
+            return h;
+        }
         let sparse_len = 4 + SPARSE_ENTRY * self.non_zero();
         let sparse = sparse_len < Self::M;
         let mut payload = if sparse { sparse_len } else { Self::M };
@@ -111,10 +128,15 @@ where
     ) -> Result<usize, EncodeError> {
         let header = self.header(fingerprint);
         let mut enc = Encoder::new(buf, &header)?;
-        if header.flags & FLAG_MARTINGALE != 0 {
-            enc.put(&self.hip_estimate.to_le_bytes());
+        if let Some(v) = self.estimate_martingale() {
+            enc.put(&v.to_le_bytes());
         }
-        if header.flags & FLAG_SPARSE != 0 {
+        if header.flags & FLAG_LIST != 0 {
+            enc.put_u32(self.list_len);
+            for e in self.list_entries_sorted() {
+                enc.put_u32(e);
+            }
+        } else if header.flags & FLAG_SPARSE != 0 {
             enc.put_u32(self.non_zero() as u32);
             for (i, &r) in self.registers().iter().enumerate() {
                 if r != 0 {
@@ -188,9 +210,22 @@ where
         Ok(())
     }
 
+    /// Replaces the sketch with validated list entries: kept as a list by a sketch
+    /// built [`new_sparse`](Self::new_sparse), applied to registers otherwise (the
+    /// registers a dense sketch fed the same keys holds).
+    fn load_list(&mut self, entries: impl Iterator<Item = u32>) {
+        self.clear();
+        self.hip_valid = false;
+        for e in entries {
+            self.insert_entry(e);
+        }
+        self.hip_valid = false;
+    }
+
     /// Writes `m` validated register bytes and recomputes the sums and counters.
     fn load(&mut self, regs: impl Iterator<Item = u8>) {
         self.clear();
+        self.list_mode = false;
         for (slot, r) in self.registers.as_mut().iter_mut().zip(regs) {
             *slot = r;
         }
@@ -200,7 +235,9 @@ where
 
     fn decode_frame(&mut self, frame: &Frame<'_>) -> Result<(), DecodeError> {
         let flags = frame.header().flags;
-        if flags & !(FLAG_SPARSE | FLAG_MARTINGALE) != 0 {
+        if flags & !(FLAG_SPARSE | FLAG_MARTINGALE | FLAG_LIST) != 0
+            || flags & (FLAG_SPARSE | FLAG_LIST) == FLAG_SPARSE | FLAG_LIST
+        {
             return Err(DecodeError::InvalidValue);
         }
         let mut r = frame.reader();
@@ -214,7 +251,23 @@ where
             Some(v)
         };
         let below = |non_zero: usize| hip.is_some_and(|v| v < non_zero as f64);
-        if flags & FLAG_SPARSE == 0 {
+        if flags & FLAG_LIST != 0 {
+            let n = r.u32()?;
+            if n > Self::LIST_CAPACITY {
+                return Err(DecodeError::InvalidValue);
+            }
+            let entries = r.take(n as usize * SPARSE_ENTRY)?;
+            r.finish()?;
+            let mut prev = 0u32;
+            for e in entries.chunks_exact(SPARSE_ENTRY) {
+                let e = le_u32(e);
+                if e <= prev || !is_valid_entry(e) {
+                    return Err(DecodeError::InvalidValue);
+                }
+                prev = e;
+            }
+            self.load_list(entries.chunks_exact(SPARSE_ENTRY).map(le_u32));
+        } else if flags & FLAG_SPARSE == 0 {
             let dense = r.take(Self::M)?;
             r.finish()?;
             if below(dense.iter().filter(|&&x| x != 0).count()) {
@@ -257,12 +310,16 @@ where
 }
 
 fn sparse_entry(e: &[u8]) -> (u32, u8) {
+    let v = le_u32(e);
+    (v >> 8, v as u8)
+}
+
+fn le_u32(e: &[u8]) -> u32 {
     let mut w = [0u8; 4];
     if let Some(dst) = w.get_mut(..e.len()) {
         dst.copy_from_slice(e);
     }
-    let v = u32::from_le_bytes(w);
-    (v >> 8, v as u8)
+    u32::from_le_bytes(w)
 }
 
 /// Expands validated sparse entries into `m` register bytes.
@@ -294,6 +351,8 @@ impl Iterator for SparseExpand<'_> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    extern crate std;
 
     use super::*;
     use loxo_core::Seed;
@@ -328,6 +387,88 @@ mod tests {
                 reached[usize::from(r)],
                 "{r}"
             );
+        }
+    }
+
+    /// Sparse-mode sketches write the list: a sparse-mode target keeps it, a dense
+    /// one converts it (to the registers a dense sketch fed the same keys holds).
+    #[test]
+    fn list_frames_round_trip_and_bad_lists_are_refused() {
+        for n in [0u32, 1, 30, 191] {
+            let (mut u, mut dense) = (Ull::<10>::new_sparse(SEED), Ull::<10>::new(SEED));
+            for k in 0..n {
+                u.insert(&k.to_le_bytes());
+                dense.insert(&k.to_le_bytes());
+            }
+            assert!(u.is_sparse());
+            let mut buf = [0u8; 1200];
+            let len = u.encode_into(&mut buf).unwrap();
+            assert_eq!(len, u.encoded_len());
+            assert_eq!(len, 36 + 8 + 4 + 4 * n as usize + 4);
+            let mut back = Ull::<10>::new_sparse(SEED);
+            back.decode_into(&buf[..len]).unwrap();
+            assert!(back.is_sparse());
+            assert_eq!(back, u);
+            assert_eq!(back.estimate().to_bits(), u.estimate().to_bits());
+            assert_eq!(back.estimate_martingale(), u.estimate_martingale());
+            let mut again = [0u8; 1200];
+            assert_eq!(back.encode_into(&mut again).unwrap(), len);
+            assert_eq!(again[..len], buf[..len]);
+            let mut d = Ull::<10>::new(SEED);
+            d.decode_into(&buf[..len]).unwrap();
+            assert!(!d.is_sparse());
+            assert_eq!(d.registers(), dense.registers());
+            assert_eq!(d.estimate_martingale(), u.estimate_martingale());
+        }
+        // Corrupt lists, framed afresh: each refused, the target unchanged.
+        let frame = |flags: u8, entries: &[u32]| {
+            let mut h = Header::new(
+                SketchKind::Ull,
+                SEED.fingerprint(),
+                Ull::<10>::PARAMS,
+                (4 + 4 * entries.len()) as u32,
+            );
+            h.flags = flags;
+            let mut buf = [0u8; 1024];
+            let mut enc = Encoder::new(&mut buf, &h).unwrap();
+            enc.put_u32(entries.len() as u32);
+            for &e in entries {
+                enc.put_u32(e);
+            }
+            let n = enc.finish();
+            (buf, n)
+        };
+        let good = [1u32 << 6 | 3, 2 << 6 | 1, 1 << 30 | 0x28]; // rank 40 last
+        let (buf, n) = frame(FLAG_LIST, &good);
+        let mut t = Ull::<10>::new_sparse(SEED);
+        t.decode_into(&buf[..n]).unwrap();
+        assert_eq!(t.list_len, 3);
+        let cap = Ull::<10>::LIST_CAPACITY;
+        let too_many: std::vec::Vec<u32> = (1..=cap + 1).map(|i| i << 6 | 1).collect();
+        for (i, (flags, entries)) in [
+            (FLAG_LIST, &[2 << 6 | 1, 1 << 6 | 3][..]), // unordered
+            (FLAG_LIST, &[1 << 6 | 3, 1 << 6 | 3]),     // repeated
+            (FLAG_LIST, &[5 << 6]),                     // rank 0
+            (FLAG_LIST, &[5 << 6 | 0x29]),              // rank above 40
+            (FLAG_LIST, &[1 << 31 | 1]),                // 26 index bits
+            (FLAG_LIST | FLAG_SPARSE, &good),           // two payload kinds
+            (FLAG_LIST | 8, &good),                     // unknown flag
+            (FLAG_LIST, &too_many),                     // longer than the list can be
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (bytes, len) = frame(flags, entries);
+            let mut t = Ull::<10>::new_sparse(SEED);
+            t.insert(b"keep");
+            let before = t.clone();
+            assert_eq!(
+                t.decode_into(&bytes[..len]),
+                Err(DecodeError::InvalidValue),
+                "case {i}"
+            );
+            assert_eq!(t, before);
+            assert!(t.is_sparse());
         }
     }
 

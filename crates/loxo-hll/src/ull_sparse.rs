@@ -1,0 +1,470 @@
+//! Sparse (list) mode of [`Ull<P>`]: exact small counts in the register bytes.
+//!
+//! While few keys have been seen, a sketch built with [`Ull::new_sparse`] keeps,
+//! instead of registers, one **entry** per distinct pair (25-bit index, rank) of
+//! its keys' digests (HLL++'s `p' = 25`, Heule et al. 2013): the little-endian
+//! `u32` `index25 << 6 | rank25`, `index25` the top 25 bits of the digest and
+//! `rank25` the leading zeros of the other 39 bits plus one (`1 ..= 40`). An entry
+//! determines the register update the key makes at every precision `P ≤ 25` (as
+//! [`fold`](Ull::fold) does for index bits), so the conversion to registers is
+//! exact: the sketch equals, register for register, the dense sketch fed the same
+//! keys, before and after it.
+//!
+//! # Layout: an open-addressing table in the `2^P` register bytes
+//!
+//! The bytes are `m/4` slots of one `u32` each (0 = empty; an entry is never 0,
+//! its rank is ≥ 1). An entry's home slot is its dense register index divided by
+//! 4 (`index25 >> (25 − P + 2)`), and it sits in the first free slot from there on
+//! (linear probing, wrapping at the end). At most `3m/16` entries (load ≤ 3/4),
+//! so a free slot always exists. No size change: the table is the register array.
+//!
+//! **In-place conversion** (once the list would exceed `3m/16`): every entry sits at
+//! or after its home slot with no free slot in between, and the target register
+//! lies in the home slot's 4 bytes. So, walking the slots once, starting just after
+//! a free slot, each slot's entry is read, the slot is zeroed (it now holds 4
+//! registers), and the entry's update is ORed into its register, whose slot was
+//! already converted (or is this one). O(m), no scratch memory.
+//!
+//! # Estimate
+//!
+//! `k` entries stand for `n` distinct keys minus the pairs two keys share: a pair
+//! has probability `2^−25·2^−rank`, so two keys collide with probability
+//! `q = 2^−25·Σ_r 4^−r = 2^−25/3` and `E[k] = n − q·n²/2 + O(q²n³)`. The estimate
+//! `k + q·k²/2` is unbiased to that order; its error is the deviation of the
+//! number of colliding pairs (about Poisson with mean `q·n²/2`) from its mean:
+//! relative standard error `√(q/2) = 7.0·10^−5`, at every `n` the list holds
+//! (`n ≤ 3m/16`). Checked by `tests/tests/sparse_accuracy.rs`.
+
+use loxo_core::Seed;
+
+use crate::precision::{Precision, SupportedPrecision};
+use crate::ull::{pack, unpack};
+use crate::Ull;
+
+/// Index bits of an entry (HLL++'s `p'`).
+pub(crate) const SPARSE_P: u32 = 25;
+/// Largest `rank25` (all 39 bits below the index zero).
+pub(crate) const MAX_RANK25: u32 = 64 - SPARSE_P + 1;
+/// `q/2`, `q = 2^−25·Σ_{r=1}^{39} 4^−r + 2^−25·4^−39 = 2^−25/3` (to 10^−23): half
+/// the probability that two keys share an entry.
+const HALF_Q: f64 = 1.0 / (6.0 * (1u64 << SPARSE_P) as f64);
+
+/// The entry of a digest: `index25 << 6 | rank25`.
+#[inline(always)]
+pub(crate) const fn entry_of(h: u64) -> u32 {
+    let index = (h >> (64 - SPARSE_P)) as u32;
+    // The sentinel bit caps the leading zeros of the 39 low bits at 39.
+    let rank = ((h << SPARSE_P) | (1 << (SPARSE_P - 1))).leading_zeros() + 1;
+    index << 6 | rank
+}
+
+/// Whether `e` is an entry a digest can produce.
+pub(crate) const fn is_valid_entry(e: u32) -> bool {
+    let rank = e & 63;
+    e >> 31 == 0 && rank >= 1 && rank <= MAX_RANK25
+}
+
+impl<const P: u8> Ull<P>
+where
+    Precision<P>: SupportedPrecision,
+{
+    /// Slots of the sparse table, `m/4`.
+    const SLOTS: usize = 1 << (P - 2);
+    /// Most entries the list holds, `3m/16` (load 3/4).
+    pub(crate) const LIST_CAPACITY: u32 = 3 << (P - 4);
+
+    /// An empty sketch in **sparse mode**: exact counts while few keys have been
+    /// seen, then, in place, the same sketch as [`new`](Self::new) would have built.
+    ///
+    /// Until `3m/16` distinct keys (768 at `P = 12`, 3 072 at `P = 14`) the register
+    /// bytes hold a list of high-precision entries (25 index bits and the rank
+    /// below them, HLL++'s sparse representation) and every estimate is the list's
+    /// count, relative standard error `7·10^−5` (a collision correction; zero
+    /// error below a few hundred keys in practice). The insert that would overflow
+    /// the list converts it to registers in place, exactly: afterwards the sketch
+    /// equals, register for register, a [`new`](Self::new) sketch fed the same keys,
+    /// and its martingale estimate continues from the list's count. Same size, no
+    /// allocation. [`clear`](Self::clear) returns to sparse mode.
+    ///
+    /// Costs in sparse mode: an insert probes an open-addressing table (a few
+    /// slots on average at load ≤ 3/4); [`register`](Self::register) probes too;
+    /// [`registers`](Self::registers) is empty (see there); the conversion is one
+    /// O(m) pass. Dense mode costs what it costs in a [`new`](Self::new) sketch
+    /// (one more well-predicted branch per insert).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Ull;
+    ///
+    /// let seed = Seed::new(1, 2);
+    /// let (mut sparse, mut dense) = (Ull::<12>::new_sparse(seed), Ull::<12>::new(seed));
+    /// for k in 0..500u32 {
+    ///     sparse.insert(&k.to_le_bytes());
+    ///     dense.insert(&k.to_le_bytes());
+    /// }
+    /// assert!(sparse.is_sparse());
+    /// assert_eq!(sparse.estimate().round(), 500.0); // the list's count
+    /// assert_eq!(sparse, dense); // the same registers
+    /// for k in 500..5_000u32 {
+    ///     sparse.insert(&k.to_le_bytes());
+    ///     dense.insert(&k.to_le_bytes());
+    /// }
+    /// assert!(!sparse.is_sparse()); // converted at 768 keys
+    /// assert_eq!(sparse.registers(), dense.registers());
+    /// assert_eq!(sparse.estimate(), dense.estimate());
+    /// ```
+    #[must_use]
+    pub const fn new_sparse(seed: Seed) -> Self {
+        let mut s = Self::new(seed);
+        s.sparse_enabled = true;
+        s.list_mode = true;
+        s
+    }
+
+    /// Whether the sketch is in sparse mode now (built with
+    /// [`new_sparse`](Self::new_sparse) and not yet converted).
+    #[must_use]
+    pub const fn is_sparse(&self) -> bool {
+        self.list_mode
+    }
+
+    /// Converts a sparse-mode sketch to registers now (a no-op in dense mode). The
+    /// registers are those a [`new`](Self::new) sketch fed the same keys holds; the
+    /// martingale estimate continues from the list's count. Cost O(m).
+    pub fn densify(&mut self) {
+        if !self.list_mode {
+            return;
+        }
+        let count = self.list_estimate();
+        let slots = Self::SLOTS;
+        // A free slot exists (at most 3/4 are used): start right after it.
+        let start = (0..slots).find(|&s| self.slot(s) == 0).unwrap_or(0);
+        self.list_mode = false;
+        self.list_len = 0;
+        for k in 1..=slots {
+            let s = (start + k) & (slots - 1);
+            let e = self.slot(s);
+            self.set_slot(s, 0);
+            if e != 0 {
+                let (i, bit) = Self::entry_register(e);
+                if let Some(r) = self.registers.as_mut().get_mut(i) {
+                    *r = pack(unpack(*r) | 1 << bit);
+                }
+            }
+        }
+        self.recount();
+        if self.hip_valid {
+            self.hip_estimate = count;
+        }
+    }
+
+    /// The list-mode insert: add the digest's entry unless present; convert and
+    /// insert densely when the list is full.
+    #[inline(never)]
+    pub(crate) fn insert_hash_sparse(&mut self, h: u64) -> bool {
+        match self.list_insert(entry_of(h)) {
+            Some(added) => added,
+            None => self.insert_hash_dense(h),
+        }
+    }
+
+    /// Adds an entry in either mode (merges, folds, decodes); returns whether the
+    /// sketch changed.
+    pub(crate) fn insert_entry(&mut self, e: u32) -> bool {
+        if self.list_mode {
+            if let Some(added) = self.list_insert(e) {
+                return added;
+            }
+        }
+        let (i, bit) = Self::entry_register(e);
+        let old = self.register(i);
+        let x = unpack(old) | 1 << bit;
+        if pack(x) == old {
+            return false;
+        }
+        self.raise_to(i, x);
+        true
+    }
+
+    /// Inserts `e` into the table: `Some(whether it was new)`, or `None` after
+    /// converting to registers because the list was full.
+    fn list_insert(&mut self, e: u32) -> Option<bool> {
+        let mut s = Self::home(e);
+        // Terminates within `SLOTS` probes: some slot is free.
+        for _ in 0..Self::SLOTS {
+            match self.slot(s) {
+                0 => break,
+                x if x == e => return Some(false),
+                _ => s = (s + 1) & (Self::SLOTS - 1),
+            }
+        }
+        if self.list_len >= Self::LIST_CAPACITY {
+            self.densify();
+            return None;
+        }
+        self.set_slot(s, e);
+        self.list_len += 1;
+        Some(true)
+    }
+
+    /// The home slot of an entry: its register index divided by 4.
+    #[inline(always)]
+    const fn home(e: u32) -> usize {
+        (e >> (6 + SPARSE_P - P as u32 + 2)) as usize
+    }
+
+    /// The register index of an entry at this precision and the bitmap position
+    /// of its update value (`u + P − 2`, as [`insert_hash`](Self::insert_hash)).
+    #[inline(always)]
+    pub(crate) const fn entry_register(e: u32) -> (usize, u32) {
+        let d = SPARSE_P - P as u32;
+        let index25 = e >> 6;
+        let low = index25 & ((1 << d) - 1);
+        let bit = if low == 0 {
+            // The d moved bits are zero: update value d + rank25.
+            d + (e & 63) + P as u32 - 2
+        } else {
+            // Leading zeros of the d bits plus one, at position 24 − bit length.
+            SPARSE_P - 1 - (32 - low.leading_zeros())
+        };
+        ((index25 >> d) as usize, bit)
+    }
+
+    fn slot(&self, s: usize) -> u32 {
+        let b = self.registers.as_ref();
+        match b.get(4 * s..4 * s + 4) {
+            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+            _ => 0,
+        }
+    }
+
+    fn set_slot(&mut self, s: usize, e: u32) {
+        if let Some(dst) = self.registers.as_mut().get_mut(4 * s..4 * s + 4) {
+            dst.copy_from_slice(&e.to_le_bytes());
+        }
+    }
+
+    /// The list's entries in table order (list mode only; nothing in dense mode).
+    pub(crate) fn list_entries(&self) -> impl Iterator<Item = u32> + '_ {
+        let slots = if self.list_mode { Self::SLOTS } else { 0 };
+        (0..slots).map(|s| self.slot(s)).filter(|&e| e != 0)
+    }
+
+    /// The list's entries in increasing order (the wire format's order): per home
+    /// slot, the entries of its cluster that belong to it, smallest first. O(m)
+    /// for a table of short clusters.
+    pub(crate) fn list_entries_sorted(&self) -> impl Iterator<Item = u32> + '_ {
+        let slots = if self.list_mode { Self::SLOTS } else { 0 };
+        (0..slots).flat_map(move |home| {
+            let mut last: Option<u32> = None;
+            core::iter::from_fn(move || {
+                let next = self
+                    .cluster(home)
+                    .filter(|&e| Self::home(e) == home && last.is_none_or(|l| e > l))
+                    .min();
+                last = next.or(last);
+                next
+            })
+        })
+    }
+
+    /// The occupied slots from `home` up to the next free one.
+    fn cluster(&self, home: usize) -> impl Iterator<Item = u32> + '_ {
+        (0..Self::SLOTS)
+            .map(move |k| self.slot((home + k) & (Self::SLOTS - 1)))
+            .take_while(|&e| e != 0)
+    }
+
+    /// Register `i` as the listed keys would have built it.
+    pub(crate) fn list_register(&self, i: usize) -> u8 {
+        if i >= Self::M {
+            return 0;
+        }
+        let x = self
+            .cluster(i >> 2)
+            .map(Self::entry_register)
+            .filter(|&(j, _)| j == i)
+            .fold(0u64, |x, (_, bit)| x | 1 << bit);
+        pack(x)
+    }
+
+    /// The list's count with the first-order collision correction (module docs).
+    pub(crate) fn list_estimate(&self) -> f64 {
+        let k = f64::from(self.list_len);
+        k + HALF_Q * k * k
+    }
+
+    /// The probability that a new distinct key adds an entry: 1 minus the mass of
+    /// the entries present (`2^−25·2^−rank` each, `2^−25·2^−39` for rank 40).
+    pub(crate) fn list_change_probability(&self) -> f64 {
+        let taken: f64 = self
+            .list_entries()
+            .map(|e| {
+                let rank = (e & 63).min(MAX_RANK25 - 1);
+                libm::ldexp(1.0, -(SPARSE_P as i32) - rank as i32)
+            })
+            .sum();
+        1.0 - taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use loxo_core::KeyHash;
+
+    const SEED: Seed = Seed::new(0xabc, 0xdef);
+
+    fn digests(seed: u64) -> impl Iterator<Item = u64> {
+        let mut s = seed;
+        core::iter::from_fn(move || {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            Some(loxo_core::mix64(s))
+        })
+    }
+
+    #[test]
+    fn entries_give_the_dense_update_at_every_precision() {
+        fn check<const P: u8>(h: u64)
+        where
+            Precision<P>: SupportedPrecision,
+        {
+            let e = entry_of(h);
+            assert!(is_valid_entry(e));
+            let index = (h >> (64 - P)) as usize;
+            let bit = ((h << P) | (1 << (P - 1))).leading_zeros() + u32::from(P) - 1;
+            assert_eq!(Ull::<P>::entry_register(e), (index, bit), "{h:x}");
+        }
+        let special = [0, 1, 1 << 38, 1 << 39, 1 << 40, u64::MAX, 1 << 63, 1 << 50];
+        for h in digests(1).take(20_000).chain(special) {
+            check::<4>(h);
+            check::<10>(h);
+            check::<14>(h);
+            check::<18>(h);
+        }
+    }
+
+    /// Sparse sketches equal dense ones fed the same keys, before, across and after
+    /// the conversion, and convert at the capacity.
+    #[test]
+    fn sparse_equals_dense_across_the_conversion() {
+        for seed in 0..6u64 {
+            let mut sparse = Ull::<8>::new_sparse(SEED);
+            let mut dense = Ull::<8>::new(SEED);
+            for (n, h) in digests(seed).take(2000).enumerate() {
+                let n = n as u32;
+                let changed = sparse.insert_hash(KeyHash::from_u64(h));
+                dense.insert_hash(KeyHash::from_u64(h));
+                assert_eq!(sparse.is_sparse(), n < Ull::<8>::LIST_CAPACITY, "{n}");
+                if sparse.is_sparse() {
+                    assert!(changed);
+                    assert_eq!(sparse.list_len, n + 1);
+                }
+                if n.is_multiple_of(17) || (40..60).contains(&n) {
+                    assert_eq!(sparse, dense, "{n}");
+                    assert!(sparse
+                        .register_bytes()
+                        .eq(dense.registers().iter().copied()));
+                    assert_eq!(sparse.to_hll(), dense.to_hll());
+                }
+            }
+            assert_eq!(sparse.registers(), dense.registers());
+            assert_eq!(sparse.estimate().to_bits(), dense.estimate().to_bits());
+            let (a, b) = (sparse.clone(), dense.clone());
+            sparse.clear();
+            assert!(sparse.is_sparse() && sparse.is_empty());
+            assert_eq!(sparse.estimate(), 0.0);
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn duplicates_and_densify() {
+        let mut u = Ull::<10>::new_sparse(SEED);
+        assert_eq!(u.registers(), &[] as &[u8]);
+        for h in digests(7).take(100) {
+            assert!(u.insert_hash(KeyHash::from_u64(h)));
+            assert!(!u.insert_hash(KeyHash::from_u64(h)));
+        }
+        assert_eq!(u.estimate().round(), 100.0);
+        assert_eq!(u.estimate_ml().round(), 100.0);
+        assert_eq!(u.estimate_martingale().map(f64::round), Some(100.0));
+        let p = u.state_change_probability();
+        // 100 entries of mass 2^−25·2^−rank each, ≈ 100·2^−26 in all.
+        assert!(p < 1.0 && p > 1.0 - 1e-5, "{p}");
+        let mut d = u.clone();
+        d.densify();
+        assert!(!d.is_sparse());
+        assert_eq!(d, u);
+        let mut dense = Ull::<10>::new(SEED);
+        for h in digests(7).take(100) {
+            dense.insert_hash(KeyHash::from_u64(h));
+        }
+        assert_eq!(d.registers(), dense.registers());
+        // The martingale continues from the list's count.
+        assert_eq!(d.estimate_martingale(), u.estimate_martingale());
+        let before = d.estimate_martingale().unwrap();
+        d.insert(b"one more");
+        assert!(d.estimate_martingale().unwrap() > before);
+    }
+
+    #[test]
+    fn merge_and_fold_in_every_mode() {
+        for n in [10usize, 100, 150, 400] {
+            let keys: std::vec::Vec<u64> = digests(n as u64).take(n).collect();
+            let build = |sparse: bool, part: usize| {
+                let mut u = if sparse {
+                    Ull::<10>::new_sparse(SEED)
+                } else {
+                    Ull::<10>::new(SEED)
+                };
+                for (i, &h) in keys.iter().enumerate() {
+                    if i % 3 == part || part == 3 {
+                        u.insert_hash(KeyHash::from_u64(h));
+                    }
+                }
+                u
+            };
+            let all = build(false, 3);
+            for (sa, sb) in [(true, true), (true, false), (false, true)] {
+                let mut a = build(sa, 0);
+                let b = build(sb, 1);
+                let c = build(sa, 2);
+                a.merge(&b).unwrap();
+                a.merge(&c).unwrap();
+                assert_eq!(a, all, "{n} {sa} {sb}");
+                assert_eq!(a.estimate_martingale(), None);
+                if !a.is_sparse() {
+                    assert_eq!(a.estimate().to_bits(), all.estimate().to_bits());
+                }
+            }
+            let sparse = build(true, 3);
+            let folded: Ull<6> = sparse.fold();
+            assert_eq!(folded, all.fold::<6>());
+            let mut into = Ull::<8>::new(SEED);
+            into.merge_from(&sparse).unwrap();
+            assert_eq!(into, all.fold::<8>());
+            let mut into = Ull::<8>::new_sparse(SEED);
+            into.merge_from(&all).unwrap();
+            assert_eq!(into, all.fold::<8>());
+        }
+    }
+
+    #[test]
+    fn sorted_entries_are_sorted_and_complete() {
+        let mut u = Ull::<6>::new_sparse(SEED);
+        // Many entries on one register: a long cluster.
+        for h in (0..12u64).map(|k| k << 40 | 1) {
+            u.insert_hash(KeyHash::from_u64(h));
+        }
+        let sorted: std::vec::Vec<u32> = u.list_entries_sorted().collect();
+        let mut all: std::vec::Vec<u32> = u.list_entries().collect();
+        all.sort_unstable();
+        assert_eq!(sorted, all);
+        assert_eq!(sorted.len(), 12);
+    }
+
+    extern crate std;
+}
