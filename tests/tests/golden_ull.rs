@@ -128,3 +128,38 @@ fn corrupt_payloads_are_refused() {
         assert!(t.estimate_martingale().is_some());
     }
 }
+
+/// A sketch in sparse mode (`Ull::new_sparse`, 50 keys): flag bit 2, the list of
+/// 25-bit-index entries. A sparse-mode target keeps the list; a dense one holds
+/// the registers of the dense sketch of the same keys. (In a subdirectory for now:
+/// the CLI tests count the top-level golden files, one per kind and variant.)
+#[test]
+fn list_p10_sparse_mode() {
+    let mut u = Ull::<10>::new_sparse(SEED);
+    for i in 0..50u32 {
+        u.insert(&i.to_le_bytes());
+    }
+    let mut buf = vec![0u8; u.encoded_len()];
+    let n = u.encode_into(&mut buf).unwrap();
+    assert_eq!(n, 36 + 8 + 4 + 4 * 50 + 4);
+    let stored = check("ull_sparse/ull_p10_list.bin", &buf[..n]);
+    let frame = Frame::parse(&stored).unwrap();
+    assert_eq!(frame.header().flags, 4 | 2);
+    let mut back = Ull::<10>::new_sparse(SEED);
+    back.decode_into(&stored).unwrap();
+    assert!(back.is_sparse());
+    assert_eq!(back, u);
+    assert_eq!(back.estimate().to_bits(), u.estimate().to_bits());
+    assert_eq!(
+        back.estimate_martingale(),
+        Some(50.0 + 50.0 * 50.0 / 6.0 / 33_554_432.0)
+    );
+    let mut again = vec![0u8; n];
+    assert_eq!(back.encode_into(&mut again).unwrap(), n);
+    assert_eq!(again, stored, "re-encoding differs");
+    let mut dense = Ull::<10>::new(SEED);
+    dense.decode_into(&stored).unwrap();
+    assert!(!dense.is_sparse());
+    assert_eq!(dense.registers(), fed::<10>(50, 0).registers());
+    assert_eq!(dense.estimate_martingale(), u.estimate_martingale());
+}
