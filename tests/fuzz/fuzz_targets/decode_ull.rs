@@ -3,7 +3,8 @@
 //! the payload checks): never a panic; a failed decode leaves the target unchanged;
 //! an accepted frame re-encodes to a frame that decodes to the same sketch, whose
 //! running sums equal those of the same registers loaded afresh (same estimates),
-//! and whose `to_hll` is a valid `Hll`.
+//! and whose `to_hll` is a valid `Hll`. A sparse-mode target (`Ull::new_sparse`)
+//! accepts the same frames, keeps list frames as lists and holds the same registers.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -42,6 +43,26 @@ where
     }
     let mut any = Ull::<P>::new(Seed::new(1, 2));
     let _ = any.decode_into_any_seed(data);
+
+    // A sparse-mode target keeps list frames as lists: the same registers as the
+    // dense decode, its own encoding decodes back to it.
+    let mut sparse = Ull::<P>::new_sparse(SEED);
+    sparse.insert(b"sparse");
+    let before = sparse.clone();
+    match sparse.decode_into(data) {
+        Ok(()) => {
+            let mut dense = Ull::<P>::new(SEED);
+            dense.decode_into(data).expect("a dense target accepts it too");
+            assert!(sparse == dense);
+            let mut buf = vec![0u8; sparse.encoded_len()];
+            let n = sparse.encode_into(&mut buf).expect("encoded_len fits");
+            let mut back = Ull::<P>::new_sparse(SEED);
+            back.decode_into(&buf[..n]).expect("own encoding decodes");
+            assert!(back == sparse && back.is_sparse() == sparse.is_sparse());
+            let _ = sparse.estimate();
+        }
+        Err(_) => assert!(sparse == before && sparse.is_sparse()),
+    }
 }
 
 fuzz_target!(|raw: &[u8]| {
