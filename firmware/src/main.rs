@@ -154,7 +154,7 @@ fn main() -> ! {
         OBSERVATION_DOMAIN,
         storage,
     );
-    let mut ipfix = match loxo_ipfix::Exporter::new(loxo_ipfix::Config {
+    let ipfix = match loxo_ipfix::Exporter::new(loxo_ipfix::Config {
         observation_domain_id: OBSERVATION_DOMAIN,
         ..loxo_ipfix::Config::DEFAULT
     }) {
@@ -165,7 +165,11 @@ fn main() -> ! {
         }
     };
     let boot_ms = boot_secs() * 1000;
-    let mut epoch_start_ms = boot_ms;
+    let mut export = Export {
+        ipfix,
+        boot_ms,
+        start_ms: boot_ms,
+    };
 
     let mut link = Link {
         nonce,
@@ -221,20 +225,13 @@ fn main() -> ! {
                 Some(c) if c.op == loxo_control::OP_END => {
                     totals.control += 1;
                     // The last, partial epoch, its export sent before the verdict.
-                    let mut epoch = Epoch {
-                        monitor: &mut *monitor,
-                        report: &mut *report,
-                        net: &mut net,
-                        ipfix: &mut ipfix,
-                    };
-                    epoch.close(
-                        &mut nic,
-                        &link,
-                        &ticks,
+                    export.close(
+                        monitor,
+                        report,
+                        &mut net,
+                        (&mut nic, &link, &ticks),
                         &mut totals,
                         &mut led,
-                        &mut epoch_start_ms,
-                        boot_ms,
                     );
                     flush(&mut nic, &mut net, &ticks, buf);
                     finish(&mut nic, &link, &totals, monitor, &net, c.value)
@@ -262,20 +259,13 @@ fn main() -> ! {
         }
         if epoch_over {
             nic.update_drop_counter();
-            let mut epoch = Epoch {
-                monitor: &mut *monitor,
-                report: &mut *report,
-                net: &mut net,
-                ipfix: &mut ipfix,
-            };
-            epoch.close(
-                &mut nic,
-                &link,
-                &ticks,
+            export.close(
+                monitor,
+                report,
+                &mut net,
+                (&mut nic, &link, &ticks),
                 &mut totals,
                 &mut led,
-                &mut epoch_start_ms,
-                boot_ms,
             );
         }
     }
@@ -395,65 +385,64 @@ fn ship_sketch(nic: &mut Lan9118<Mmio>, link: &Link, frame: &[u8], epoch: u32) {
     }
 }
 
-/// What closing an epoch touches.
-struct Epoch<'a> {
-    monitor: &'a mut FlowMonitor,
-    report: &'a mut Report,
-    net: &'a mut Net,
-    ipfix: &'a mut loxo_ipfix::Exporter,
+/// The export's state across epochs: the IPFIX exporter and the observation clock.
+struct Export {
+    ipfix: loxo_ipfix::Exporter,
+    /// Milliseconds since 1970 at boot.
+    boot_ms: u64,
+    /// Start of the running epoch's observation.
+    start_ms: u64,
 }
 
-impl Epoch<'_> {
+impl Export {
     /// Closes the epoch: encodes its sketches (distinct flows, top-k candidates) before
     /// the monitor clears them, ships the flows sketch as SKETCH frames, reports, then
     /// sends the elephants as IPFIX and queues the sketches as UDP datagrams.
-    #[allow(clippy::too_many_arguments)]
     fn close(
         &mut self,
-        nic: &mut Lan9118<Mmio>,
-        link: &Link,
-        ticks: &Ticks,
+        monitor: &mut FlowMonitor,
+        report: &mut Report,
+        net: &mut Net,
+        (nic, link, ticks): (&mut Lan9118<Mmio>, &Link, &Ticks),
         totals: &mut Totals,
         led: &mut Led,
-        start_ms: &mut u64,
-        boot_ms: u64,
     ) {
         let epoch = totals.epochs;
-        let buf = self.net.sketches_mut();
-        let flows = self.monitor.flows().encode_into(buf).unwrap_or(0);
+        let buf = net.sketches_mut();
+        let flows = monitor.flows().encode_into(buf).unwrap_or(0);
         let topk = buf
             .get_mut(flows..)
-            .and_then(|b| self.monitor.top().encode_into::<38>(&SEED, b).ok())
+            .and_then(|b| monitor.top().encode_into::<38>(&SEED, b).ok())
             .unwrap_or(0);
         if flows == 0 || topk == 0 {
             defmt::warn!("sketches of epoch {=u32} do not fit their buffer", epoch);
         }
-        if let Some(frame) = self.net.sketches_mut().get(..flows) {
+        if let Some(frame) = net.sketches_mut().get(..flows) {
             ship_sketch(nic, link, frame, epoch);
         }
         defmt::info!(
             "sketch: epoch={=u32} bytes={=usize} estimate={=u64} topk_bytes={=usize}",
             epoch,
             flows,
-            (self.monitor.flows().estimate() + 0.5) as u64,
+            (monitor.flows().estimate() + 0.5) as u64,
             topk
         );
-        close_epoch(self.monitor, self.report, totals, led);
-        let end_ms = boot_ms + self.net.now_ms(ticks);
+        close_epoch(monitor, report, totals, led);
+        let end_ms = self.boot_ms + net.now_ms(ticks);
         let times = loxo_ipfix::Times {
             export_time: (end_ms / 1000) as u32,
-            start_ms: *start_ms,
+            start_ms: self.start_ms,
             end_ms,
         };
-        *start_ms = end_ms;
+        self.start_ms = end_ms;
         let mut msg = [0u8; 1472];
         let (mut messages, mut bytes) = (0u32, 0usize);
-        match self.ipfix.messages(self.report, times) {
+        match self.ipfix.messages(report, times) {
             Ok(mut m) => loop {
                 match m.next_into(&mut msg) {
                     Ok(Some(n)) => {
                         if let Some(b) = msg.get(..n) {
-                            self.net.send_ipfix(nic, ticks, b);
+                            net.send_ipfix(nic, ticks, b);
                             messages += 1;
                             bytes += n;
                         }
@@ -474,8 +463,8 @@ impl Epoch<'_> {
             bytes,
             self.ipfix.sequence_number()
         );
-        self.net.queue_sketches(epoch, flows, topk);
-        self.net.pump(nic, ticks);
+        net.queue_sketches(epoch, flows, topk);
+        net.pump(nic, ticks);
     }
 }
 
