@@ -13,8 +13,16 @@
 //! that size), the register-blocked one with `K = 5` (2.0 %). `blocked_blocks` and
 //! `register_words` would size them for 1 % with 4 % and 27 % more bits.
 //!
-//! Run: `cargo bench -p loxo-bench --bench bloom -- --warm-up-time 1 --measurement-time 3`.
-//! After criterion's report, a ratio table is printed.
+//! The static filters `BinaryFuse8` / `BinaryFuse16` are compared at *equal rate*
+//! (`p = 2^−8` and `2^−16`) with `Bloom` sized for that rate, with `xorf`'s
+//! `BinaryFuse8`/`16` (the same layout, the keys SipHash-ed the same way before its
+//! lookup) and with `Cuckoo` (`u8`: ≈ 3 %, `u16`: ≈ 0.012 % at 95 % load — the nearest
+//! rates it has): lookups (hits, misses, misses pre-hashed) at `n = 10^6`, and
+//! construction of 10^6 keys from their digests.
+//!
+//! Run: `cargo bench -p loxo-bench --bench bloom -- --warm-up-time 1 --measurement-time 3`
+//! (`… fuse` for the static filters only). After criterion's report, ratio tables are
+//! printed.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -23,8 +31,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use loxo_bloom::{bloom_bits, bloom_k, bloom_words, BlockedBloom, Bloom, RegisterBloom};
+use loxo_bloom::{
+    bloom_bits, bloom_k, bloom_words, cuckoo_buckets, BinaryFuse16, BinaryFuse8, BlockedBloom,
+    Bloom, Cuckoo, RegisterBloom,
+};
 use loxo_core::{KeyHash, Seed};
+use xorf::Filter as _;
 
 const N: u64 = 1_000_000;
 const BIG: u64 = 10_000_000;
@@ -51,6 +63,13 @@ type Register = RegisterBloom<{ words(N) }, 5>;
 type RegisterBig = RegisterBloom<{ words(BIG) }, 5>;
 type ClassicBig = Bloom<{ bloom_words(BIG, P) }, { bloom_k(BIG, P) }>;
 type BlockedBig = BlockedBloom<{ blocks(BIG) }, { bloom_k(BIG, P) }>;
+/// `2^−8` and `2^−16`, the binary fuse filters' rates.
+const P8: f64 = 1.0 / 256.0;
+const P16: f64 = 1.0 / 65536.0;
+type Bloom8 = Bloom<{ bloom_words(N, P8) }, { bloom_k(N, P8) }>;
+type Bloom16 = Bloom<{ bloom_words(N, P16) }, { bloom_k(N, P16) }>;
+type Cuckoo8 = Cuckoo<{ cuckoo_buckets(N) }, u8>;
+type Cuckoo16 = Cuckoo<{ cuckoo_buckets(N) }, u16>;
 
 static NS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
 
@@ -236,6 +255,228 @@ fn misses(c: &mut Criterion, name: &str, f: &impl Lookup, keys: &[[u8; 8]], hash
     });
 }
 
+/// The static filters at equal rate (see the module docs).
+#[allow(clippy::too_many_lines)] // one flat list of measurements
+fn static_filters(c: &mut Criterion) {
+    let members: Vec<KeyHash> = (0..N).map(|k| SEED.hash(&k.to_le_bytes())).collect();
+    let raw: Vec<u64> = members.iter().map(|h| h.get()).collect();
+    let absent: Vec<[u8; 8]> = (ABSENT..ABSENT + N).map(u64::to_le_bytes).collect();
+    let absent_hashes: Vec<KeyHash> = absent.iter().map(|k| SEED.hash(k)).collect();
+    let present: Vec<[u8; 8]> = (0..N).map(u64::to_le_bytes).collect();
+
+    let b8 = BinaryFuse8::build(&members).unwrap();
+    let f8 = BinaryFuse8::from_parts(SEED, b8.layout, &b8.fingerprints).unwrap();
+    let b16 = BinaryFuse16::build(&members).unwrap();
+    let f16 = BinaryFuse16::from_parts(SEED, b16.layout, &b16.fingerprints).unwrap();
+    let x8 = xorf::BinaryFuse8::try_from(&raw).unwrap();
+    let x16 = xorf::BinaryFuse16::try_from(&raw).unwrap();
+    let mut bl8 = Box::new(Bloom8::new(SEED));
+    let mut bl16 = Box::new(Bloom16::new(SEED));
+    let mut ck8 = Box::new(Cuckoo8::new(SEED));
+    let mut ck16 = Box::new(Cuckoo16::new(SEED));
+    for &h in &members {
+        bl8.insert_hash(h);
+        bl16.insert_hash(h);
+        ck8.insert_hash(h).unwrap();
+        ck16.insert_hash(h).unwrap();
+    }
+    println!(
+        "static filters at 10^6 keys, bits/key: BinaryFuse8 {:.2}, Bloom 2^-8 {:.2}, Cuckoo u8 {:.2}; BinaryFuse16 {:.2}, Bloom 2^-16 {:.2}, Cuckoo u16 {:.2}",
+        f8.bits_per_key(),
+        8.0 * bl8.memory_bytes() as f64 / N as f64,
+        8.0 * (ck8.capacity() as f64) / N as f64,
+        f16.bits_per_key(),
+        8.0 * bl16.memory_bytes() as f64 / N as f64,
+        16.0 * (ck16.capacity() as f64) / N as f64,
+    );
+
+    for (g, keys) in [("fuse8_hit_1M", &present), ("fuse8_miss_1M", &absent)] {
+        bench(c, g, "loxo fuse", N, || {
+            black_box(keys.iter().filter(|k| f8.contains(*k)).count());
+        });
+        bench(c, g, "xorf", N, || {
+            black_box(
+                keys.iter()
+                    .filter(|k| x8.contains(&SEED.hash(*k).get()))
+                    .count(),
+            );
+        });
+        bench(c, g, "loxo bloom", N, || {
+            black_box(keys.iter().filter(|k| bl8.contains(*k)).count());
+        });
+        bench(c, g, "loxo cuckoo", N, || {
+            black_box(keys.iter().filter(|k| ck8.contains(*k)).count());
+        });
+    }
+    let g = "fuse8_miss_1M_prehashed";
+    bench(c, g, "loxo fuse", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|&&h| f8.contains_hash(h))
+                .count(),
+        );
+    });
+    bench(c, g, "xorf", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|h| x8.contains(&h.get()))
+                .count(),
+        );
+    });
+    bench(c, g, "loxo bloom", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|&&h| bl8.contains_hash(h))
+                .count(),
+        );
+    });
+    bench(c, g, "loxo cuckoo", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|&&h| ck8.contains_hash(h))
+                .count(),
+        );
+    });
+    let g = "fuse16_miss_1M";
+    bench(c, g, "loxo fuse", N, || {
+        black_box(absent.iter().filter(|k| f16.contains(*k)).count());
+    });
+    bench(c, g, "xorf", N, || {
+        black_box(
+            absent
+                .iter()
+                .filter(|k| x16.contains(&SEED.hash(*k).get()))
+                .count(),
+        );
+    });
+    bench(c, g, "loxo bloom", N, || {
+        black_box(absent.iter().filter(|k| bl16.contains(*k)).count());
+    });
+    bench(c, g, "loxo cuckoo", N, || {
+        black_box(absent.iter().filter(|k| ck16.contains(*k)).count());
+    });
+    let g = "fuse16_miss_1M_prehashed";
+    bench(c, g, "loxo fuse", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|&&h| f16.contains_hash(h))
+                .count(),
+        );
+    });
+    bench(c, g, "xorf", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|h| x16.contains(&h.get()))
+                .count(),
+        );
+    });
+    bench(c, g, "loxo bloom", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|&&h| bl16.contains_hash(h))
+                .count(),
+        );
+    });
+    bench(c, g, "loxo cuckoo", N, || {
+        black_box(
+            absent_hashes
+                .iter()
+                .filter(|&&h| ck16.contains_hash(h))
+                .count(),
+        );
+    });
+
+    // Construction of 10^6 keys from their digests: loxo's build (sort, deduplicate,
+    // xorf, copy, look every key up) and xorf alone; Bloom and cuckoo inserts.
+    let g = "fuse8_build_1M";
+    bench(c, g, "loxo fuse", N, || {
+        black_box(BinaryFuse8::build(&members).unwrap());
+    });
+    bench(c, g, "xorf", N, || {
+        black_box(xorf::BinaryFuse8::try_from(&raw).unwrap());
+    });
+    bench(c, g, "loxo bloom", N, || {
+        let mut f = Box::new(Bloom8::new(SEED));
+        for &h in &members {
+            f.insert_hash(h);
+        }
+        black_box(&f);
+    });
+    bench(c, g, "loxo cuckoo", N, || {
+        let mut f = Box::new(Cuckoo8::new(SEED));
+        for &h in &members {
+            f.insert_hash(h).unwrap();
+        }
+        black_box(&f);
+    });
+    let g = "fuse16_build_1M";
+    bench(c, g, "loxo fuse", N, || {
+        black_box(BinaryFuse16::build(&members).unwrap());
+    });
+    bench(c, g, "xorf", N, || {
+        black_box(xorf::BinaryFuse16::try_from(&raw).unwrap());
+    });
+    bench(c, g, "loxo bloom", N, || {
+        let mut f = Box::new(Bloom16::new(SEED));
+        for &h in &members {
+            f.insert_hash(h);
+        }
+        black_box(&f);
+    });
+    bench(c, g, "loxo cuckoo", N, || {
+        let mut f = Box::new(Cuckoo16::new(SEED));
+        for &h in &members {
+            f.insert_hash(h).unwrap();
+        }
+        black_box(&f);
+    });
+}
+
+fn print_static_ratios() {
+    let ns = NS.lock().unwrap();
+    println!("\nstatic filters, median ns per key (this run):");
+    println!("| benchmark | loxo BinaryFuse | xorf BinaryFuse | loxo Bloom (same p) | loxo Cuckoo | fuse ÷ Bloom | fuse ÷ xorf |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for group in [
+        "fuse8_hit_1M",
+        "fuse8_miss_1M",
+        "fuse8_miss_1M_prehashed",
+        "fuse16_miss_1M",
+        "fuse16_miss_1M_prehashed",
+        "fuse8_build_1M",
+        "fuse16_build_1M",
+    ] {
+        let get = |name: &str| ns.get(&format!("{group}/{name}")).map(|v| median(v));
+        let cell = |x: Option<f64>| x.map_or("—".to_owned(), |x| format!("{x:.2}"));
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:.2}×", a / b),
+            _ => "—".to_owned(),
+        };
+        let (f, x, b, k) = (
+            get("loxo fuse"),
+            get("xorf"),
+            get("loxo bloom"),
+            get("loxo cuckoo"),
+        );
+        println!(
+            "| {group} | {} | {} | {} | {} | {} | {} |",
+            cell(f),
+            cell(x),
+            cell(b),
+            cell(k),
+            ratio(f, b),
+            ratio(f, x)
+        );
+    }
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
@@ -289,10 +530,17 @@ fn main() {
         .stack_size(1 << 30)
         .spawn(|| {
             let mut c = Criterion::default().configure_from_args();
-            at_one_million(&mut c);
-            at_ten_million(&mut c);
+            let only_static = std::env::args().any(|a| a.contains("fuse"));
+            if !only_static {
+                at_one_million(&mut c);
+                at_ten_million(&mut c);
+            }
+            static_filters(&mut c);
             c.final_summary();
-            print_ratios();
+            if !only_static {
+                print_ratios();
+            }
+            print_static_ratios();
         })
         .unwrap()
         .join()

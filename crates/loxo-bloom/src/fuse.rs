@@ -134,11 +134,26 @@ impl FuseLayout {
     }
 }
 
-/// `⌊x · c / 2^64⌋` in two 32×32→64 multiplies (two `UMULL`s on a Cortex-M4, not a
-/// 128-bit multiply): `x·c = hi·c·2^32 + lo·c`, and the floor of the nested quotient
-/// is the floor of the whole. Below `c`.
+/// `⌊x · c / 2^64⌋`. On 32-bit targets in two 32×32→64 multiplies (two `UMULL`s on a
+/// Cortex-M4, not a 128-bit multiply): `x·c = hi·c·2^32 + lo·c`, and the floor of the
+/// nested quotient is the floor of the whole. On 64-bit targets one 64×64→128
+/// multiply (the same value, test `reduction_is_the_high_word`). Below `c`.
 #[inline(always)]
 const fn mul_high(x: u64, c: u32) -> u32 {
+    #[cfg(target_pointer_width = "64")]
+    {
+        ((x as u128 * c as u128) >> 64) as u32
+    }
+    #[cfg(not(target_pointer_width = "64"))]
+    {
+        let c = c as u64;
+        (((x >> 32) * c + (((x & 0xffff_ffff) * c) >> 32)) >> 32) as u32
+    }
+}
+
+/// The two-multiply form of [`mul_high`], kept for the test on 64-bit hosts.
+#[cfg(test)]
+const fn mul_high_32(x: u64, c: u32) -> u32 {
     let c = c as u64;
     (((x >> 32) * c + (((x & 0xffff_ffff) * c) >> 32)) >> 32) as u32
 }
@@ -372,6 +387,17 @@ mod tests {
     }
 
     #[test]
+    fn view_sizes() {
+        let want = if cfg!(target_pointer_width = "64") {
+            56
+        } else {
+            48
+        };
+        assert_eq!(core::mem::size_of::<crate::BinaryFuse8<'_>>(), want);
+        assert_eq!(core::mem::size_of::<crate::BinaryFuse16<'_>>(), want);
+    }
+
+    #[test]
     fn probes_stay_in_their_segments() {
         let layout = FuseLayout::new(7, 16, 5 * 16, 0).unwrap_or_else(|_| unreachable!());
         for d in (0..10_000u64).map(|i| mix64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))) {
@@ -395,6 +421,7 @@ mod tests {
             ] {
                 let want = (u128::from(x) * u128::from(c)) >> 64;
                 assert_eq!(u128::from(mul_high(x, c)), want);
+                assert_eq!(u128::from(mul_high_32(x, c)), want);
             }
         }
     }

@@ -21,7 +21,8 @@ use crate::fuse::{self, FuseLayout};
 ///
 /// **Memory**: `slots` bytes of fingerprints wherever they are (≈ `1.13·n` for `n`
 /// keys at 10^6 keys; small sets take more per key, up to 12 bytes for `n ≤ 1`),
-/// plus this 48-byte view. **Cost** per lookup: one SipHash-1-3 of the key, one
+/// plus the view itself (48 bytes on a Cortex-M4, 56 on a 64-bit host). **Cost**
+/// per lookup: one SipHash-1-3 of the key, one
 /// `fmix64`, two 32×32→64 multiplies and three byte loads — one in each of three
 /// consecutive segments, so three cache misses at most on a large filter and no
 /// branches but the bounds checks. **Error**: a key not in the set is reported
@@ -104,7 +105,9 @@ impl<'a> BinaryFuse8<'a> {
     /// with; repeated digests count once) —
     /// on the host, with the `xorf` crate's construction (see
     /// [`FuseBuild`](crate::FuseBuild)); view the result with
-    /// [`from_parts`](Self::from_parts). Time: about 0.1 µs per key plus a sort.
+    /// [`from_parts`](Self::from_parts). Time: 0.12 s for 10^6 keys on a 2-core CI
+    /// machine (`xorf`'s construction 0.075 s, then the deduplicating sort and the
+    /// check of every key); memory about 30 bytes per key while it runs.
     ///
     /// # Errors
     /// [`BuildError`](crate::BuildError): too many keys, no peeling seed within
