@@ -5,6 +5,7 @@ pub mod demo;
 pub mod golden;
 pub mod hll_theory;
 pub mod redis;
+pub mod streams;
 pub mod topk;
 pub mod traffic;
 pub mod wire;
