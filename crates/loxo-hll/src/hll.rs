@@ -297,6 +297,35 @@ where
         }
     }
 
+    /// Raises register `index` to `rank` as a merge does: histogram and register
+    /// sum kept, the martingale left to the caller (which invalidates it). For
+    /// [`HllSparse`](crate::HllSparse)'s list entries; not on the insert path.
+    /// Returns whether the register changed.
+    pub(crate) fn merge_register(&mut self, index: usize, rank: u8) -> bool {
+        let old = registers::get(self.registers.as_ref(), index);
+        if index >= Self::M || rank <= old {
+            return false;
+        }
+        registers::set(self.registers.as_mut(), index, rank);
+        self.move_register(old, rank);
+        true
+    }
+
+    /// Recomputes the histogram and the register sum from the register bytes,
+    /// after they were written directly (a list converted in place or decoded).
+    pub(crate) fn recount(&mut self) {
+        let mut hist = [0u32; HIST_LEN];
+        let mut sum = 0u64;
+        for r in Registers::new(self.registers.as_ref()) {
+            if let Some(c) = hist.get_mut(usize::from(r)) {
+                *c += 1;
+            }
+            sum = sum.wrapping_add(Self::hip_term(r));
+        }
+        self.hist = hist;
+        self.hip_sum = sum;
+    }
+
     /// The estimated number of distinct keys inserted: Ertl's improved raw
     /// estimator over the register histogram (O(1) in `m`).
     ///

@@ -57,6 +57,7 @@
 
 mod estimator;
 mod hll;
+mod hll_sparse;
 mod precision;
 mod registers;
 mod ull;
@@ -67,6 +68,7 @@ mod ull_wire;
 mod wire;
 
 pub use hll::Hll;
+pub use hll_sparse::HllSparse;
 pub use precision::{FoldsInto, Precision, SupportedPrecision};
 pub use registers::Registers;
 pub use ull::Ull;

@@ -47,7 +47,7 @@ pub(crate) const SPARSE_P: u32 = 25;
 pub(crate) const MAX_RANK25: u32 = 64 - SPARSE_P + 1;
 /// `q/2`, `q = 2^−25·Σ_{r=1}^{39} 4^−r + 2^−25·4^−39 = 2^−25/3` (to 10^−23): half
 /// the probability that two keys share an entry.
-const HALF_Q: f64 = 1.0 / (6.0 * (1u64 << SPARSE_P) as f64);
+pub(crate) const HALF_Q: f64 = 1.0 / (6.0 * (1u64 << SPARSE_P) as f64);
 
 /// The entry of a digest: `index25 << 6 | rank25`.
 #[inline(always)]

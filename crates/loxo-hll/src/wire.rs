@@ -3,27 +3,40 @@
 //! Layout (documented in `docs/format.md`, pinned by golden files):
 //!
 //! * params: `[P, 6 (bits per register), 0, 0]`;
-//! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows;
+//! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows, bit 2 =
+//!   list payload (an [`HllSparse`](crate::HllSparse) in list mode);
 //! * payload: the martingale estimate as an `f64` if flag bit 1, then either
 //!   * **dense**: the `0.75 · 2^P` packed register bytes, in the in-memory layout
 //!     (register `i` at bit `6·i` of a little-endian bit stream), or
 //!   * **sparse**: a `u32` count `n`, then `n` little-endian 3-byte entries
-//!     `index << 6 | rank` with strictly increasing `index` and `rank ≥ 1`.
+//!     `index << 6 | rank` with strictly increasing `index` and `rank ≥ 1`, or
+//!   * **list**: a `u32` count `n ≤` [`HllSparse::LIST_CAPACITY`](crate::HllSparse::LIST_CAPACITY),
+//!     then `n` little-endian `u32` entries `index25 << 6 | rank25`, strictly
+//!     increasing (the entries of `Ull`'s sparse mode, see `ull_sparse`).
 //!
-//! The encoder picks whichever payload is shorter (sparse when fewer than
-//! `m / 4 − 1` registers are non-zero).
+//! An `Hll` picks whichever register payload is shorter (sparse when fewer than
+//! `m / 4 − 1` registers are non-zero); it reads a list as the registers of the
+//! same keys.
 
 use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
 use loxo_core::{DecodeError, EncodeError};
 
 use crate::precision::{Precision, SupportedPrecision};
 use crate::registers;
-use crate::Hll;
+use crate::ull_sparse::is_valid_entry;
+use crate::{Hll, HllSparse};
 
 /// Flag bit: the payload holds sparse entries instead of packed registers.
 const FLAG_SPARSE: u8 = 1;
 /// Flag bit: the payload starts with the martingale estimate.
-const FLAG_MARTINGALE: u8 = 2;
+pub(crate) const FLAG_MARTINGALE: u8 = 2;
+/// Flag bit: the payload is the list of an [`HllSparse`] in list mode.
+pub(crate) const FLAG_LIST: u8 = 4;
+/// Bytes per list entry (`index25 << 6 | rank25`, a `u32`).
+pub(crate) const LIST_ENTRY: usize = 4;
+
+/// A validated list payload: the martingale value, if any, and the entries' bytes.
+pub(crate) type ListPayload<'a> = (Option<f64>, &'a [u8]);
 /// Bytes per sparse entry (`index << 6 | rank`, 24 bits).
 const SPARSE_ENTRY: usize = 3;
 
@@ -31,7 +44,7 @@ impl<const P: u8> Hll<P>
 where
     Precision<P>: SupportedPrecision,
 {
-    const PARAMS: [u32; 4] = [P as u32, registers::BITS, 0, 0];
+    pub(crate) const PARAMS: [u32; 4] = [P as u32, registers::BITS, 0, 0];
 
     fn non_zero(&self) -> usize {
         Self::M - self.hist[0] as usize
@@ -134,7 +147,9 @@ where
     }
 
     /// Replaces this sketch with the one serialized in `bytes`, which must be an
-    /// `hll` frame of the same precision hashed with the same seed.
+    /// `hll` frame of the same precision hashed with the same seed. A list frame
+    /// (an [`HllSparse`] in list mode, flag bit 2) becomes the registers of the
+    /// same keys.
     ///
     /// Validates everything before writing: on error `self` is unchanged.
     ///
@@ -146,8 +161,9 @@ where
     /// [`DecodeError::InvalidValue`] for unknown flags, a register above
     /// `64 − P + 1`, unordered or out-of-range sparse entries, a negative or
     /// non-finite martingale estimate or one below the number of non-zero registers
-    /// (each register change adds at least 1 to it), or a payload length that does
-    /// not match.
+    /// (each register change adds at least 1 to it), a list longer than
+    /// [`HllSparse::LIST_CAPACITY`] or with entries not strictly increasing or no
+    /// digest produces, or a payload length that does not match.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let frame = Frame::parse(bytes)?;
         frame.header().expect(SketchKind::Hll, Self::PARAMS)?;
@@ -174,7 +190,69 @@ where
         Ok(frame.header().seed_fingerprint)
     }
 
-    fn decode_frame(&mut self, frame: &Frame<'_>) -> Result<(), DecodeError> {
+    /// The list payload of `frame`, validated, if it has one (flag bit 2): the
+    /// martingale value and the entries' bytes. Shared by `Hll` (which applies the
+    /// entries to its registers) and [`HllSparse`] (which keeps them).
+    pub(crate) fn list_payload<'a>(
+        frame: &Frame<'a>,
+    ) -> Result<Option<ListPayload<'a>>, DecodeError> {
+        let flags = frame.header().flags;
+        if flags & FLAG_LIST == 0 {
+            return Ok(None);
+        }
+        if flags & !(FLAG_LIST | FLAG_MARTINGALE) != 0 {
+            return Err(DecodeError::InvalidValue);
+        }
+        let mut r = frame.reader();
+        let hip = if flags & FLAG_MARTINGALE == 0 {
+            None
+        } else {
+            let v = f64::from_le_bytes(r.array::<8>()?);
+            if !v.is_finite() || v < 0.0 {
+                return Err(DecodeError::InvalidValue);
+            }
+            Some(v)
+        };
+        let n = r.u32()?;
+        if n > HllSparse::<P>::LIST_CAPACITY {
+            return Err(DecodeError::InvalidValue);
+        }
+        let entries = r.take(n as usize * LIST_ENTRY)?;
+        r.finish()?;
+        // Strictly increasing (so distinct) entries a digest can produce; the
+        // martingale counts at least one key per entry.
+        let mut prev = 0u32;
+        for e in entries.chunks_exact(LIST_ENTRY).map(le_u32) {
+            if e <= prev || !is_valid_entry(e) {
+                return Err(DecodeError::InvalidValue);
+            }
+            prev = e;
+        }
+        if hip.is_some_and(|v| v < f64::from(n)) {
+            return Err(DecodeError::InvalidValue);
+        }
+        Ok(Some((hip, entries)))
+    }
+
+    pub(crate) fn decode_frame(&mut self, frame: &Frame<'_>) -> Result<(), DecodeError> {
+        if let Some((hip, entries)) = Self::list_payload(frame)? {
+            // The registers the listed keys build (each entry determines its key's
+            // register update at this precision), then the martingale as below.
+            self.registers.as_mut().fill(0);
+            for e in entries.chunks_exact(LIST_ENTRY).map(le_u32) {
+                let (i, rank) = HllSparse::<P>::entry_register(e);
+                if rank > registers::get(self.registers.as_ref(), i) {
+                    registers::set(self.registers.as_mut(), i, rank);
+                }
+            }
+            self.recount();
+            self.hip_valid = false;
+            if let Some(v) = hip.filter(|_| self.hip_tracked) {
+                self.hip_estimate = v;
+                self.hip_valid = true;
+            }
+            return Ok(());
+        }
         let flags = frame.header().flags;
         if flags & !(FLAG_SPARSE | FLAG_MARTINGALE) != 0 {
             return Err(DecodeError::InvalidValue);
@@ -239,6 +317,14 @@ where
         }
         Ok(())
     }
+}
+
+pub(crate) fn le_u32(e: &[u8]) -> u32 {
+    let mut w = [0u8; 4];
+    if let Some(dst) = w.get_mut(..e.len()) {
+        dst.copy_from_slice(e);
+    }
+    u32::from_le_bytes(w)
 }
 
 fn sparse_entry(e: &[u8]) -> (u32, u8) {
