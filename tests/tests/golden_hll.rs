@@ -3,8 +3,9 @@
 //! change only) with `LOXO_BLESS=1 cargo test -p loxo-tests --test golden_hll`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use loxo_core::wire::Frame;
 use loxo_core::{DecodeError, Seed};
-use loxo_hll::Hll;
+use loxo_hll::{Hll, HllSparse};
 
 use loxo_tests::golden::check;
 
@@ -85,4 +86,42 @@ fn golden_files_refuse_other_targets() {
     let fp = other.decode_into_any_seed(&bytes).unwrap();
     assert_eq!(fp, SEED.fingerprint());
     assert!(other.registers().eq(fed::<10>(5_000, 0).registers()));
+}
+
+/// An `HllSparse` in list mode (50 keys): flag bit 2, the list of 25-bit-index
+/// entries. An `HllSparse` target keeps the list; an `Hll` holds the registers of
+/// the dense sketch of the same keys. (In a subdirectory: the CLI tests count the
+/// top-level golden files, one per kind and variant.)
+#[test]
+fn list_p10_hll_sparse() {
+    let mut s = HllSparse::<10>::new(SEED);
+    for i in 0..50u32 {
+        s.insert(&i.to_le_bytes());
+    }
+    let mut buf = vec![0u8; s.encoded_len()];
+    let n = s.encode_into(&mut buf).unwrap();
+    assert_eq!(n, 36 + 8 + 4 + 4 * 50 + 4);
+    let stored = check("hll_sparse/hll_p10_list.bin", &buf[..n]);
+    let frame = Frame::parse(&stored).unwrap();
+    assert_eq!(frame.header().flags, 4 | 2);
+    assert_eq!(frame.header().params, [10, 6, 0, 0]);
+    let mut back = HllSparse::<10>::new(SEED);
+    back.decode_into(&stored).unwrap();
+    assert!(back.is_sparse());
+    assert_eq!(back, s);
+    assert_eq!(back.estimate().to_bits(), s.estimate().to_bits());
+    assert_eq!(
+        back.estimate_martingale(),
+        Some(50.0 + 50.0 * 50.0 / 6.0 / 33_554_432.0)
+    );
+    let mut again = vec![0u8; n];
+    assert_eq!(back.encode_into(&mut again).unwrap(), n);
+    assert_eq!(again, stored, "re-encoding differs");
+    // A dense target: the registers of the same keys, the martingale carried on.
+    let mut dense = Hll::<10>::new(SEED);
+    dense.decode_into(&stored).unwrap();
+    assert!(dense.registers().eq(fed::<10>(50, 0).registers()));
+    assert_eq!(dense.estimate_martingale(), s.estimate_martingale());
+    // Converted, the list-mode sketch is the golden dense-file sketch's kind again.
+    assert_eq!(back.into_dense(), fed::<10>(50, 0));
 }
