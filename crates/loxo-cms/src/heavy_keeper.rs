@@ -15,14 +15,14 @@ pub const DECAY_BASE: f64 = 1.08;
 pub const DECAY_BASE_PERCENT: u32 = 108;
 
 /// Length of the decay tables: `b^−k < 2^−32` beyond it for every `b ≥ 1.02`.
-const DECAY_LEN: usize = 1_200;
+pub(crate) const DECAY_LEN: usize = 1_200;
 
 /// `Decay::<B>::TABLE[k] = ⌊b^−k · 2³²⌋` with `b = B/100`; 0 (never) once
 /// `b^−k < 2^−32`. Built at compile time, one table per `B` in use (4.8 KB of flash).
-struct Decay<const B: u32>;
+pub(crate) struct Decay<const B: u32>;
 
 impl<const B: u32> Decay<B> {
-    const TABLE: [u32; DECAY_LEN] = {
+    pub(crate) const TABLE: [u32; DECAY_LEN] = {
         let b = B as f64 / 100.0;
         let mut t = [0u32; DECAY_LEN];
         let mut p = 4_294_967_296.0_f64;

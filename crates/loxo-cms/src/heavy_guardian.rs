@@ -1,0 +1,392 @@
+//! HeavyGuardian [`HeavyGuardian<W, L, K>`]: top-k in `W` buckets of `L` keyed cells,
+//! exponential-weakening decay of each bucket's weakest cell.
+
+use loxo_core::{mix64, KeyHash};
+
+use crate::entry::Entry;
+use crate::heavy_keeper::{Decay, DECAY_BASE_PERCENT, DECAY_LEN};
+use crate::topk::TopK;
+
+/// One bucket: `L` cells of (key, count); count 0 = a free cell (its key is stale).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Bucket<K, const L: usize> {
+    keys: [K; L],
+    counts: [u32; L],
+}
+
+/// HeavyGuardian (Yang, Gong, Zhang et al., KDD 2018), heavy part only, keys stored in
+/// full: top-k by *exponential-weakening decay* of the weakest cell of a bucket.
+///
+/// `W` buckets of `L` cells each hold a key and its count; there is no separate
+/// heap: every cell is a candidate and [`report`](TopK::report) returns the heaviest
+/// cells. Per update of key `x` with weight `w`, in the one bucket the key's digest
+/// selects:
+///
+/// * `x` holds a cell → its count grows by `w`;
+/// * else a free cell → `x` takes it with count `w`;
+/// * else the cell with the smallest count `C` (the *weakest*) decays with
+///   probability `b^−⌈C/w⌉` (`b = B/100`): `C ← C − w`, and if that reaches `C ≤ 0`,
+///   `x` takes the cell with count `w`.
+///
+/// A weight is one arrival measured in units of `w`, exactly as in
+/// [`HeavyKeeper`](crate::HeavyKeeper) (for `w = 1` this is the paper's rule).
+///
+/// Why it suits hard streams better than HeavyKeeper at the same bytes: a newcomer
+/// only ever decays the *weakest* cell of its bucket, so the churn of one-off keys
+/// (floods, a long tail) lands on the one or two cells of each bucket that hold
+/// mice, and never erodes the elephants beside them; and without a heap, all of the
+/// memory is candidate cells (680 at 8 KiB with `u64` keys, against HeavyKeeper's 544
+/// fingerprint buckets plus a 100-key heap).
+///
+/// # Parameters
+///
+/// * `W` — buckets, 1..=2³²−1; `L` — cells per bucket, 1..=64 (the paper's λ_h = 8);
+/// * `K` — the key type (compared with `==`, stored inline);
+/// * `B` — the decay base `b` in hundredths, 102..=1000 (default 1.08).
+///
+/// Out-of-range parameters fail to compile (a failed `const` assertion, E0080):
+///
+/// ```compile_fail,E0080
+/// let _ = loxo_cms::HeavyGuardian::<64, 0, u64>::new(1); // L = 0
+/// ```
+///
+/// # Guarantee (deterministic)
+///
+/// Every reported count is a **lower bound** of the key's true weight `f`: a cell's
+/// count only grows by its own key's weights (keys are compared in full, no
+/// fingerprints), starts at the weight of the update that took it, and decay only
+/// lowers it — so [`Entry::lower`](crate::Entry::lower) is `Some(count)`, on every
+/// stream. There is no upper bound ([`Entry::upper`](crate::Entry::upper) is
+/// `None`): a key loses whatever it sent before it held a cell, and what decay took.
+/// After [`halve`](TopK::halve) the bound holds for the halved weights (`⌊c/2⌋ ≤
+/// ⌊f/2⌋`). Counts saturate at `u32::MAX` (still a lower bound). Tested on every
+/// stream of `tests/tests/topk_properties.rs`-style checks in this module and on the
+/// evaluation classes of `tests/tests/topk_classes.rs`.
+///
+/// # Memory
+///
+/// `W·L·(size_of::<K>() + 4)` bytes of cells (plus padding of a bucket to `K`'s
+/// alignment) + 16 (RNG, total): `HeavyGuardian<85, 8, u64>` is 8 176 bytes (680
+/// cells). The decay table is a `const` (4.8 KB of flash per `B` in use, shared with
+/// `HeavyKeeper` of the same `B`).
+///
+/// # Cost
+///
+/// [`update`](TopK::update): one bucket (`L` key compares and `L` count reads, one
+/// cache line or two), at most one xorshift draw, one integer division when a cell
+/// decays under `w > 1` (skipped on 64-bit hosts when the decay is certainly 0).
+/// [`report`](TopK::report): a scan of all `W·L` cells, O(W·L·M) moves at worst.
+///
+/// # Example
+///
+/// ```
+/// use loxo_cms::{HeavyGuardian, TopK};
+/// use loxo_core::Seed;
+///
+/// let seed = Seed::new(1, 2);
+/// let mut hg = HeavyGuardian::<16, 8, u64>::new(42);
+/// for i in 0..10_000u64 {
+///     let key = if i % 3 == 0 { u64::MAX } else { i }; // 3334 times u64::MAX
+///     hg.update(&key, seed.hash_u64(key), 1);
+/// }
+/// let mut top = heapless::Vec::<_, 1>::new();
+/// hg.report(&mut top);
+/// assert_eq!(top[0].key, u64::MAX);
+/// assert!(top[0].count > 3300 && top[0].count <= 3334, "{top:?}");
+/// assert_eq!((top[0].lower, top[0].upper), (Some(top[0].count), None));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeavyGuardian<const W: usize, const L: usize, K, const B: u32 = DECAY_BASE_PERCENT> {
+    buckets: [Bucket<K, L>; W],
+    rng: u64,
+    total: u64,
+}
+
+impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> HeavyGuardian<W, L, K, B> {
+    /// The decay base `b = B/100`.
+    pub const DECAY_BASE: f64 = B as f64 / 100.0;
+
+    const CHECK: () = {
+        assert!(
+            B >= 102 && B <= 1_000,
+            "HeavyGuardian: decay base B/100 must be in 1.02..=10"
+        );
+        assert!(
+            W >= 1 && W <= u32::MAX as usize,
+            "HeavyGuardian: W must be in 1..=u32::MAX"
+        );
+        assert!(L >= 1 && L <= 64, "HeavyGuardian: L must be in 1..=64");
+    };
+
+    /// An empty summary whose decay RNG is seeded from `rng_seed`; `K::default()`
+    /// fills the free cells (never reported, never matched).
+    #[must_use]
+    pub fn new(rng_seed: u64) -> Self
+    where
+        K: Default,
+    {
+        Self::with_filler(rng_seed, K::default())
+    }
+
+    /// [`new`](Self::new) as a `const fn` (for a `static`), with `filler` as the
+    /// placeholder key of free cells — any value: a free cell's key is never
+    /// reported or matched.
+    #[must_use]
+    pub const fn with_filler(rng_seed: u64, filler: K) -> Self {
+        let () = Self::CHECK;
+        let s = mix64(rng_seed ^ 0x9e37_79b9_7f4a_7c15);
+        Self {
+            buckets: [Bucket {
+                keys: [filler; L],
+                counts: [0; L],
+            }; W],
+            rng: if s == 0 { 0x2545_f491_4f6c_dd1d } else { s },
+            total: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn next_u32(&mut self) -> u32 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        (x >> 32) as u32
+    }
+
+    /// Every held (key, count) cell, in memory order.
+    fn cells(&self) -> impl Iterator<Item = (K, u32)> + '_ {
+        self.buckets.iter().flat_map(|b| {
+            b.keys
+                .iter()
+                .zip(&b.counts)
+                .filter(|(_, &c)| c > 0)
+                .map(|(&k, &c)| (k, c))
+        })
+    }
+}
+
+impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> TopK<K>
+    for HeavyGuardian<W, L, K, B>
+{
+    #[inline]
+    fn update(&mut self, key: &K, hash: KeyHash, weight: u64) {
+        if weight == 0 {
+            return;
+        }
+        self.total = self.total.saturating_add(weight);
+        let w = u32::try_from(weight).unwrap_or(u32::MAX);
+        let j = hash.index(0, W as u32) as usize;
+        let Some(b) = self.buckets.get(j) else {
+            return;
+        };
+        // One pass: the key's cell, else the weakest (a free cell has count 0).
+        let (mut weakest, mut min) = (0usize, u32::MAX);
+        for (c, (k, &n)) in b.keys.iter().zip(&b.counts).enumerate() {
+            if n > 0 && k == key {
+                if let Some(n) = self.buckets.get_mut(j).and_then(|b| b.counts.get_mut(c)) {
+                    *n = n.saturating_add(w);
+                }
+                return;
+            }
+            if n < min {
+                (weakest, min) = (c, n);
+            }
+        }
+        let take = if min == 0 {
+            true
+        } else {
+            // k = ⌈C/w⌉ indexes the decay table; past its end there is no draw and
+            // no decay (see `HeavyKeeper::update` for the 64-bit shortcut).
+            let beyond = cfg!(target_pointer_width = "64")
+                && u64::from(min) > (DECAY_LEN as u64 - 1) * u64::from(w);
+            let decays = !beyond && {
+                let k = if w == 1 { min } else { min.div_ceil(w) } as usize;
+                Decay::<B>::TABLE
+                    .get(k)
+                    .is_some_and(|&p| self.next_u32() < p)
+            };
+            if !decays {
+                return;
+            }
+            min <= w
+        };
+        let Some(b) = self.buckets.get_mut(j) else {
+            return;
+        };
+        if take {
+            if let (Some(k), Some(n)) = (b.keys.get_mut(weakest), b.counts.get_mut(weakest)) {
+                (*k, *n) = (*key, w);
+            }
+        } else if let Some(n) = b.counts.get_mut(weakest) {
+            *n -= w;
+        }
+    }
+
+    fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
+        let b = self.buckets.get(hash.index(0, W as u32) as usize)?;
+        b.keys
+            .iter()
+            .zip(&b.counts)
+            .find(|(k, &n)| n > 0 && *k == key)
+            .map(|(_, &n)| u64::from(n))
+    }
+
+    fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
+        out.clear();
+        if M == 0 {
+            return;
+        }
+        for (key, c) in self.cells() {
+            let count = u64::from(c);
+            let at = out.partition_point(|x| x.count >= count);
+            if at >= M {
+                continue;
+            }
+            if out.is_full() {
+                out.pop();
+            }
+            let _ = out.insert(
+                at,
+                Entry {
+                    key,
+                    count,
+                    lower: Some(count),
+                    upper: None,
+                },
+            );
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.total
+    }
+
+    fn len(&self) -> usize {
+        self.cells().count()
+    }
+
+    fn capacity(&self) -> usize {
+        W * L
+    }
+
+    fn clear(&mut self) {
+        for b in &mut self.buckets {
+            b.counts = [0; L];
+        }
+        self.total = 0;
+    }
+
+    fn halve(&mut self) {
+        for b in &mut self.buckets {
+            for n in &mut b.counts {
+                *n >>= 1;
+            }
+        }
+        self.total >>= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    extern crate std;
+    use std::collections::HashMap;
+    use std::vec::Vec;
+
+    use super::*;
+
+    #[test]
+    fn documented_size() {
+        assert_eq!(core::mem::size_of::<HeavyGuardian<85, 8, u64>>(), 8176);
+    }
+
+    fn h(k: u64) -> KeyHash {
+        KeyHash::from_u64(mix64(k ^ 0xabc))
+    }
+
+    /// A skewed stream with a flood of one-off keys, weights 1..=1500.
+    fn stream(n: usize) -> Vec<(u64, u64)> {
+        let mut x = 99u64;
+        (0..n)
+            .map(|i| {
+                x = mix64(x.wrapping_add(1));
+                let key = if i % 3 == 0 {
+                    1 << 40 | i as u64 // one-off
+                } else {
+                    (x >> 40).trailing_zeros() as u64 * 1000 + (x & 7)
+                };
+                (key, 1 + (x >> 8) % 1500)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lower_bounds_hold_and_top_keys_are_found() {
+        for weighted in [false, true] {
+            let mut hg = HeavyGuardian::<8, 8, u64>::new(3);
+            let mut exact: HashMap<u64, u64> = HashMap::new();
+            for (k, w) in stream(60_000) {
+                let w = if weighted { w } else { 1 };
+                hg.update(&k, h(k), w);
+                *exact.entry(k).or_default() += w;
+                if k % 4096 == 0 {
+                    hg.halve();
+                    exact.values_mut().for_each(|f| *f /= 2);
+                }
+            }
+            let mut top = heapless::Vec::<Entry<u64>, 32>::new();
+            hg.report(&mut top);
+            assert_eq!(top.len(), 32);
+            assert!(top.windows(2).all(|p| p[0].count >= p[1].count));
+            for e in &top {
+                assert!(e.admits(exact[&e.key]), "{e:?} vs {}", exact[&e.key]);
+                assert_eq!(hg.estimate(&e.key, h(e.key)), Some(e.count));
+            }
+            // The four heaviest keys (trailing_zeros 0, 1 of 8 low values each carry
+            // ~1/16 of the non-flood weight) lead the report.
+            let mut truth: Vec<(u64, u64)> = exact.into_iter().collect();
+            truth.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+            for (k, _) in &truth[..4] {
+                assert!(top[..8].iter().any(|e| e.key == *k), "{k} missing");
+            }
+        }
+    }
+
+    #[test]
+    fn exact_while_nothing_competes() {
+        let mut hg = HeavyGuardian::<4, 4, u32>::new(1);
+        for i in 0..1000u32 {
+            hg.update(&(i % 8), KeyHash::from_u64(u64::from(i % 8) << 61), 2);
+        }
+        // Keys 0..8 land in buckets 0..4 by their top bits, two per bucket: no decay.
+        for k in 0..8u32 {
+            assert_eq!(
+                hg.estimate(&k, KeyHash::from_u64(u64::from(k) << 61)),
+                Some(250)
+            );
+        }
+        assert_eq!((hg.len(), hg.capacity(), hg.total()), (8, 16, 2000));
+    }
+
+    #[test]
+    fn halve_and_clear() {
+        let mut hg = HeavyGuardian::<8, 8, u64>::new(3);
+        for (k, w) in stream(10_000) {
+            hg.update(&k, h(k), w);
+        }
+        let before = hg.total();
+        hg.halve();
+        assert_eq!(hg.total(), before / 2);
+        hg.clear();
+        assert!(hg.is_empty());
+        assert_eq!(hg.estimate(&0, h(0)), None);
+    }
+
+    #[test]
+    fn const_constructor() {
+        static HG: HeavyGuardian<4, 2, [u8; 4]> = HeavyGuardian::with_filler(1, [0; 4]);
+        assert!(HG.is_empty());
+    }
+}
