@@ -32,6 +32,10 @@
 //!   same merge / fold API, and [`Ull::to_hll`] gives the `Hll` of the same keys for
 //!   Redis or DataSketches export. Register bytes equal hash4j's (the reference
 //!   implementation) for the same 64-bit hashes.
+//! * [`HllSparse<P>`]: an `Hll<P>` of the same size that counts exactly (relative
+//!   standard error `7·10^−5`) up to `9m/64` keys, keeping HLL++'s high-precision
+//!   list in the register bytes, then converts in place to exactly the registers
+//!   `Hll<P>` holds for the same keys.
 //!
 //! ```
 //! use loxo_core::Seed;
