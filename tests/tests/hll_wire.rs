@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_core::{DecodeError, EncodeError, Seed};
-use loxo_hll::Hll;
+use loxo_hll::{Hll, HllSparse};
 use proptest::prelude::*;
 
 fn sketch(seed: Seed, keys: &[u64]) -> Hll<8> {
@@ -121,11 +121,76 @@ proptest! {
         }
     }
 
+    /// List frames (`HllSparse` in list mode, flag bit 2) with payload bytes and
+    /// possibly the flags overwritten and the CRC re-signed: an `HllSparse` target
+    /// and an `Hll` target either both refuse (each unchanged, the list target
+    /// still a list) or both accept and hold the same registers; an accepted list
+    /// frame stays a list within the capacity, and the target's own encoding
+    /// decodes back to it in the same mode.
+    #[test]
+    fn resigned_list_edits_are_rejected_or_decode_to_the_same_registers(
+        n in 0usize..36,
+        merged in any::<bool>(),
+        flags in prop::option::of(any::<u8>()),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+    ) {
+        let seed = Seed::new(9, 9);
+        let mut s = HllSparse::<8>::new(seed);
+        for k in 0..n as u64 {
+            s.insert(&k.to_le_bytes());
+        }
+        if merged {
+            s.merge(&HllSparse::new(seed)).unwrap();
+        }
+        prop_assert!(s.is_sparse());
+        let mut bytes = vec![0u8; s.encoded_len()];
+        s.encode_into(&mut bytes).unwrap();
+        if let Some(f) = flags {
+            bytes[7] = f;
+        }
+        let end = bytes.len() - 4;
+        for (i, v) in &edits {
+            let at = 36 + i.index(end - 36);
+            bytes[at] = *v;
+        }
+        resign(&mut bytes);
+        let mut list = HllSparse::<8>::new(seed);
+        list.insert(b"list");
+        let list_before = list.clone();
+        let mut dense = sketch(seed, &[7, 8, 9]);
+        let dense_before = dense.clone();
+        match (list.decode_into(&bytes), dense.decode_into(&bytes)) {
+            (Ok(()), Ok(())) => {
+                prop_assert!(list == dense);
+                prop_assert_eq!(list.estimate_martingale(), dense.estimate_martingale());
+                if list.is_sparse() {
+                    prop_assert!(list.list_len() <= HllSparse::<8>::LIST_CAPACITY);
+                }
+                let mut again = vec![0u8; list.encoded_len()];
+                list.encode_into(&mut again).unwrap();
+                let mut back = HllSparse::<8>::new(seed);
+                back.decode_into(&again).unwrap();
+                prop_assert!(back == list && back.is_sparse() == list.is_sparse());
+                prop_assert_eq!(back.estimate().to_bits(), list.estimate().to_bits());
+            }
+            (Err(a), Err(b)) => {
+                prop_assert_eq!(a, b);
+                prop_assert!(list == list_before && list.is_sparse() && list.list_len() == 1);
+                prop_assert_eq!(&dense, &dense_before);
+                prop_assert!(dense.estimate_martingale().is_some());
+            }
+            (a, b) => prop_assert!(false, "HllSparse {:?}, Hll {:?}", a, b),
+        }
+    }
+
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         let mut t = Hll::<8>::new(Seed::new(1, 1));
         let _ = t.decode_into(&bytes);
         let _ = t.decode_into_any_seed(&bytes);
+        let mut s = HllSparse::<8>::new(Seed::new(1, 1));
+        let _ = s.decode_into(&bytes);
+        let _ = s.decode_into_any_seed(&bytes);
     }
 }
 

@@ -60,6 +60,13 @@ const LEN_CELL: usize = HIST_LEN - 2;
 /// The list-mode mark (any non-zero value would do; ASCII "LIST").
 const LIST_MARK: u32 = 0x5453_494c;
 
+/// The estimate of a list of `k` entries, `k + q·k²/2` (module docs); also the
+/// martingale value of a list frame, which decoders take from the count.
+pub(crate) fn list_estimate(k: u32) -> f64 {
+    let k = f64::from(k);
+    k + HALF_Q * k * k
+}
+
 /// A HyperLogLog sketch that counts **exactly** while few keys have been seen:
 /// "how many distinct keys?", with relative standard error `7·10^−5` up to
 /// `9m/64` keys, then the [`Hll<P>`] of the same keys.
@@ -492,8 +499,7 @@ where
 
     /// The list's count with the first-order collision correction.
     fn list_estimate(&self) -> f64 {
-        let k = f64::from(self.list_len());
-        k + HALF_Q * k * k
+        list_estimate(self.list_len())
     }
 
     fn list_header(&self, fingerprint: u64) -> Header {

@@ -21,6 +21,7 @@
 use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
 use loxo_core::{DecodeError, EncodeError};
 
+use crate::hll_sparse::list_estimate;
 use crate::precision::{Precision, SupportedPrecision};
 use crate::registers;
 use crate::ull_sparse::is_valid_entry;
@@ -246,10 +247,11 @@ where
                 }
             }
             self.recount();
-            self.hip_valid = false;
-            if let Some(v) = hip.filter(|_| self.hip_tracked) {
-                self.hip_estimate = v;
-                self.hip_valid = true;
+            // A list's martingale is its estimate, determined by the count (as
+            // `HllSparse` reads it); the frame's value only says there is one.
+            self.hip_valid = hip.is_some() && self.hip_tracked;
+            if self.hip_valid {
+                self.hip_estimate = list_estimate(entries.len() as u32 / LIST_ENTRY as u32);
             }
             return Ok(());
         }
