@@ -1,5 +1,5 @@
-//! HeavyGuardian [`HeavyGuardian<W, L, K>`]: top-k in `W` buckets of `L` keyed cells,
-//! exponential-weakening decay of each bucket's weakest cell.
+//! HeavyGuardian [`HeavyGuardian<W, D, L, K>`]: top-k in `W` buckets of `L` keyed
+//! cells, exponential-weakening decay of the weakest cell among a key's `D` buckets.
 
 use loxo_core::{mix64, KeyHash};
 
@@ -15,16 +15,18 @@ struct Bucket<K, const L: usize> {
 }
 
 /// HeavyGuardian (Yang, Gong, Zhang et al., KDD 2018), heavy part only, keys stored in
-/// full: top-k by *exponential-weakening decay* of the weakest cell of a bucket.
+/// full, optionally with two bucket choices: top-k by *exponential-weakening decay*
+/// of the weakest cell.
 ///
 /// `W` buckets of `L` cells each hold a key and its count; there is no separate
 /// heap: every cell is a candidate and [`report`](TopK::report) returns the heaviest
-/// cells. Per update of key `x` with weight `w`, in the one bucket the key's digest
-/// selects:
+/// cells. Per update of key `x` with weight `w`, over the `D` buckets the key's digest
+/// selects (double-hashing probes; `D = 1` is the paper's structure):
 ///
 /// * `x` holds a cell → its count grows by `w`;
 /// * else a free cell → `x` takes it with count `w`;
-/// * else the cell with the smallest count `C` (the *weakest*) decays with
+/// * else the cell with the smallest count `C` among the `D·L` cells (the *weakest*)
+///   decays with
 ///   probability `b^−⌈C/w⌉` (`b = B/100`): `C ← C − w`, and if that reaches `C ≤ 0`,
 ///   `x` takes the cell with count `w`.
 ///
@@ -36,18 +38,24 @@ struct Bucket<K, const L: usize> {
 /// (floods, a long tail) lands on the one or two cells of each bucket that hold
 /// mice, and never erodes the elephants beside them; and without a heap, all of the
 /// memory is candidate cells (680 at 8 KiB with `u64` keys, against HeavyKeeper's 544
-/// fingerprint buckets plus a 100-key heap).
+/// fingerprint buckets plus a 100-key heap). Two choices (`D = 2`, "power of two
+/// choices") let a newcomer displace the weaker of two buckets' weakest cells, so a
+/// bucket crowded with established keys no longer locks heavy newcomers out: at 8 KiB
+/// on the lognormal and hot-set-change streams, top-100 F1 went from 0.86–0.92
+/// (`HeavyGuardian<85, 1, 8, u64>`) to ≥ 0.95 (`HeavyGuardian<170, 2, 4, u64>`); see
+/// `crates/loxo-cms/README.md`.
 ///
 /// # Parameters
 ///
-/// * `W` — buckets, 1..=2³²−1; `L` — cells per bucket, 1..=64 (the paper's λ_h = 8);
+/// * `W` — buckets, 1..=2³²−1; `D` — buckets per key, 1..=4 (1 in the paper, 2
+///   recommended); `L` — cells per bucket, 1..=64 (the paper's λ_h = 8);
 /// * `K` — the key type (compared with `==`, stored inline);
 /// * `B` — the decay base `b` in hundredths, 102..=1000 (default 1.08).
 ///
 /// Out-of-range parameters fail to compile (a failed `const` assertion, E0080):
 ///
 /// ```compile_fail,E0080
-/// let _ = loxo_cms::HeavyGuardian::<64, 0, u64>::new(1); // L = 0
+/// let _ = loxo_cms::HeavyGuardian::<64, 1, 0, u64>::new(1); // L = 0
 /// ```
 ///
 /// # Guarantee (deterministic)
@@ -56,25 +64,27 @@ struct Bucket<K, const L: usize> {
 /// count only grows by its own key's weights (keys are compared in full, no
 /// fingerprints), starts at the weight of the update that took it, and decay only
 /// lowers it — so [`Entry::lower`](crate::Entry::lower) is `Some(count)`, on every
-/// stream. There is no upper bound ([`Entry::upper`](crate::Entry::upper) is
+/// stream (a key holds at most one cell: all `D` buckets are searched before it takes
+/// one). There is no upper bound ([`Entry::upper`](crate::Entry::upper) is
 /// `None`): a key loses whatever it sent before it held a cell, and what decay took.
 /// After [`halve`](TopK::halve) the bound holds for the halved weights (`⌊c/2⌋ ≤
-/// ⌊f/2⌋`). Counts saturate at `u32::MAX` (still a lower bound). Tested on every
-/// stream of `tests/tests/topk_properties.rs`-style checks in this module and on the
-/// evaluation classes of `tests/tests/topk_classes.rs`.
+/// ⌊f/2⌋`). Counts saturate at `u32::MAX` (still a lower bound). Tested by
+/// `lower_bounds_hold_and_top_keys_are_found` (unit test: one-off flood, weights
+/// 1..=1500, halvings).
 ///
 /// # Memory
 ///
 /// `W·L·(size_of::<K>() + 4)` bytes of cells (plus padding of a bucket to `K`'s
-/// alignment) + 16 (RNG, total): `HeavyGuardian<85, 8, u64>` is 8 176 bytes (680
-/// cells). The decay table is a `const` (4.8 KB of flash per `B` in use, shared with
+/// alignment) + 16 (RNG, total): `HeavyGuardian<170, 2, 4, u64>` and
+/// `HeavyGuardian<85, 1, 8, u64>` are 8 176 bytes (680 cells). The decay table is a `const` (4.8 KB of flash per `B` in use, shared with
 /// `HeavyKeeper` of the same `B`).
 ///
 /// # Cost
 ///
-/// [`update`](TopK::update): one bucket (`L` key compares and `L` count reads, one
-/// cache line or two), at most one xorshift draw, one integer division when a cell
-/// decays under `w > 1` (skipped on 64-bit hosts when the decay is certainly 0).
+/// [`update`](TopK::update): `D` buckets (`D·L` key compares and count reads; a
+/// bucket of 4 `u64` keys is 48 bytes, one cache line), at most one xorshift draw, one
+/// integer division when a cell decays under `w > 1` (skipped on 64-bit hosts when
+/// the decay is certainly 0). No heap. Measured: see `crates/loxo-cms/README.md`.
 /// [`report`](TopK::report): a scan of all `W·L` cells, O(W·L·M) moves at worst.
 ///
 /// # Example
@@ -84,7 +94,7 @@ struct Bucket<K, const L: usize> {
 /// use loxo_core::Seed;
 ///
 /// let seed = Seed::new(1, 2);
-/// let mut hg = HeavyGuardian::<16, 8, u64>::new(42);
+/// let mut hg = HeavyGuardian::<16, 1, 8, u64>::new(42);
 /// for i in 0..10_000u64 {
 ///     let key = if i % 3 == 0 { u64::MAX } else { i }; // 3334 times u64::MAX
 ///     hg.update(&key, seed.hash_u64(key), 1);
@@ -96,13 +106,21 @@ struct Bucket<K, const L: usize> {
 /// assert_eq!((top[0].lower, top[0].upper), (Some(top[0].count), None));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct HeavyGuardian<const W: usize, const L: usize, K, const B: u32 = DECAY_BASE_PERCENT> {
+pub struct HeavyGuardian<
+    const W: usize,
+    const D: usize,
+    const L: usize,
+    K,
+    const B: u32 = DECAY_BASE_PERCENT,
+> {
     buckets: [Bucket<K, L>; W],
     rng: u64,
     total: u64,
 }
 
-impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> HeavyGuardian<W, L, K, B> {
+impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32>
+    HeavyGuardian<W, D, L, K, B>
+{
     /// The decay base `b = B/100`.
     pub const DECAY_BASE: f64 = B as f64 / 100.0;
 
@@ -116,6 +134,7 @@ impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> HeavyGuardian<W
             "HeavyGuardian: W must be in 1..=u32::MAX"
         );
         assert!(L >= 1 && L <= 64, "HeavyGuardian: L must be in 1..=64");
+        assert!(D >= 1 && D <= 4, "HeavyGuardian: D must be in 1..=4");
     };
 
     /// An empty summary whose decay RNG is seeded from `rng_seed`; `K::default()`
@@ -167,8 +186,8 @@ impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> HeavyGuardian<W
     }
 }
 
-impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> TopK<K>
-    for HeavyGuardian<W, L, K, B>
+impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32> TopK<K>
+    for HeavyGuardian<W, D, L, K, B>
 {
     #[inline]
     fn update(&mut self, key: &K, hash: KeyHash, weight: u64) {
@@ -177,21 +196,24 @@ impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> TopK<K>
         }
         self.total = self.total.saturating_add(weight);
         let w = u32::try_from(weight).unwrap_or(u32::MAX);
-        let j = hash.index(0, W as u32) as usize;
-        let Some(b) = self.buckets.get(j) else {
-            return;
-        };
-        // One pass: the key's cell, else the weakest (a free cell has count 0).
-        let (mut weakest, mut min) = (0usize, u32::MAX);
-        for (c, (k, &n)) in b.keys.iter().zip(&b.counts).enumerate() {
-            if n > 0 && k == key {
-                if let Some(n) = self.buckets.get_mut(j).and_then(|b| b.counts.get_mut(c)) {
-                    *n = n.saturating_add(w);
+        // One pass over the key's D buckets: its cell, else the weakest cell (a free
+        // cell has count 0; ties go to the first bucket, then the first cell).
+        let (mut at, mut min) = ((0usize, 0usize), u32::MAX);
+        for i in 0..D {
+            let j = hash.index(i as u32, W as u32) as usize;
+            let Some(b) = self.buckets.get(j) else {
+                continue;
+            };
+            for (c, (k, &n)) in b.keys.iter().zip(&b.counts).enumerate() {
+                if n > 0 && k == key {
+                    if let Some(n) = self.buckets.get_mut(j).and_then(|b| b.counts.get_mut(c)) {
+                        *n = n.saturating_add(w);
+                    }
+                    return;
                 }
-                return;
-            }
-            if n < min {
-                (weakest, min) = (c, n);
+                if n < min {
+                    (at, min) = ((j, c), n);
+                }
             }
         }
         let take = if min == 0 {
@@ -212,25 +234,27 @@ impl<const W: usize, const L: usize, K: Copy + Eq, const B: u32> TopK<K>
             }
             min <= w
         };
-        let Some(b) = self.buckets.get_mut(j) else {
+        let Some(b) = self.buckets.get_mut(at.0) else {
             return;
         };
         if take {
-            if let (Some(k), Some(n)) = (b.keys.get_mut(weakest), b.counts.get_mut(weakest)) {
+            if let (Some(k), Some(n)) = (b.keys.get_mut(at.1), b.counts.get_mut(at.1)) {
                 (*k, *n) = (*key, w);
             }
-        } else if let Some(n) = b.counts.get_mut(weakest) {
+        } else if let Some(n) = b.counts.get_mut(at.1) {
             *n -= w;
         }
     }
 
     fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
-        let b = self.buckets.get(hash.index(0, W as u32) as usize)?;
-        b.keys
-            .iter()
-            .zip(&b.counts)
-            .find(|(k, &n)| n > 0 && *k == key)
-            .map(|(_, &n)| u64::from(n))
+        (0..D).find_map(|i| {
+            let b = self.buckets.get(hash.index(i as u32, W as u32) as usize)?;
+            b.keys
+                .iter()
+                .zip(&b.counts)
+                .find(|(k, &n)| n > 0 && *k == key)
+                .map(|(_, &n)| u64::from(n))
+        })
     }
 
     fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
@@ -299,7 +323,8 @@ mod tests {
 
     #[test]
     fn documented_size() {
-        assert_eq!(core::mem::size_of::<HeavyGuardian<85, 8, u64>>(), 8176);
+        assert_eq!(core::mem::size_of::<HeavyGuardian<85, 1, 8, u64>>(), 8176);
+        assert_eq!(core::mem::size_of::<HeavyGuardian<170, 2, 4, u64>>(), 8176);
     }
 
     fn h(k: u64) -> KeyHash {
@@ -325,7 +350,7 @@ mod tests {
     #[test]
     fn lower_bounds_hold_and_top_keys_are_found() {
         for weighted in [false, true] {
-            let mut hg = HeavyGuardian::<8, 8, u64>::new(3);
+            let mut hg = HeavyGuardian::<8, 2, 8, u64>::new(3);
             let mut exact: HashMap<u64, u64> = HashMap::new();
             for (k, w) in stream(60_000) {
                 let w = if weighted { w } else { 1 };
@@ -356,7 +381,7 @@ mod tests {
 
     #[test]
     fn exact_while_nothing_competes() {
-        let mut hg = HeavyGuardian::<4, 4, u32>::new(1);
+        let mut hg = HeavyGuardian::<4, 1, 4, u32>::new(1);
         for i in 0..1000u32 {
             hg.update(&(i % 8), KeyHash::from_u64(u64::from(i % 8) << 61), 2);
         }
@@ -372,7 +397,7 @@ mod tests {
 
     #[test]
     fn halve_and_clear() {
-        let mut hg = HeavyGuardian::<8, 8, u64>::new(3);
+        let mut hg = HeavyGuardian::<8, 2, 8, u64>::new(3);
         for (k, w) in stream(10_000) {
             hg.update(&k, h(k), w);
         }
@@ -386,7 +411,7 @@ mod tests {
 
     #[test]
     fn const_constructor() {
-        static HG: HeavyGuardian<4, 2, [u8; 4]> = HeavyGuardian::with_filler(1, [0; 4]);
+        static HG: HeavyGuardian<4, 2, 2, [u8; 4]> = HeavyGuardian::with_filler(1, [0; 4]);
         assert!(HG.is_empty());
     }
 }

@@ -9,8 +9,9 @@
 //! | [`SpaceSaving<K, N>`](SpaceSaving) | top-k, deterministic bounds | `count − error ≤ f ≤ count` | `N·(size_of::<Slot>() + 14) + 8` |
 //! | [`HeavyKeeper<W, D, N, K>`](HeavyKeeper) | top-k, count-with-exponential-decay | none (empirically tiny) | `8·D·W` + heap |
 //! | [`CmsTopK<W, D, N, K>`](CmsTopK) | top-k from a CMS-CU + min-heap | `+ε·N` | CMS + heap |
+//! | [`HeavyGuardian<W, D, L, K>`](HeavyGuardian) | top-k, weakest-cell decay, full keys | `count ≤ f` (lower bound only) | `W·L·(size_of::<K>() + 4)` + 16 |
 //!
-//! The three top-k summaries implement one trait, [`TopK`], so a flow monitor can
+//! The four top-k summaries implement one trait, [`TopK`], so a flow monitor can
 //! swap them. Every structure takes a pre-computed [`KeyHash`](loxo_core::KeyHash):
 //! hash a key once with [`Seed::hash`](loxo_core::Seed::hash) and feed the same
 //! digest to every sketch (`add` / `add_hash`, `estimate` / `estimate_hash`).

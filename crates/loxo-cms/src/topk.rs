@@ -13,7 +13,8 @@ use crate::heap::KeyHeap;
 /// A fixed-memory "which keys are the heaviest?" summary of a weighted stream.
 ///
 /// Implemented by [`SpaceSaving<K, N>`](crate::SpaceSaving),
-/// [`HeavyKeeper<W, D, N, K>`](crate::HeavyKeeper) and [`CmsTopK<W, D, N, K>`], so
+/// [`HeavyKeeper<W, D, N, K>`](crate::HeavyKeeper), [`CmsTopK<W, D, N, K>`] and
+/// [`HeavyGuardian<W, D, L, K>`](crate::HeavyGuardian) (`N = W·L` cells), so
 /// a flow monitor can be generic over the algorithm. Every implementation holds at
 /// most `N` candidate keys ([`capacity`](Self::capacity)) in inline storage and
 /// never allocates.
