@@ -376,6 +376,22 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         let (hll, _) = AnyHll::decode(bytes)?;
         let (nz, m) = hll.fill();
         writeln!(out, "precision:        {} (m = {m})", hll.precision())?;
+        if h.flags & 4 != 0 {
+            // A list payload (an `HllSparse` in list mode): a u32 count after the
+            // martingale's f64 (flag bit 1); each entry is one distinct key up to
+            // 25-bit hash collisions, which `HllSparse` corrects for.
+            let skip = if h.flags & 2 != 0 { 8 } else { 0 };
+            let frame = Frame::parse(bytes)?;
+            let n = frame
+                .payload()
+                .get(skip..skip + 4)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map_or(0, u32::from_le_bytes);
+            writeln!(
+                out,
+                "list:             {n} entries (HllSparse's near-exact count; the estimate below is of the registers they convert to)"
+            )?;
+        }
         writeln!(
             out,
             "estimate:         {:.1} (relative standard error {:.2} %)",
