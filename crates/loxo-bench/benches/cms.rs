@@ -12,7 +12,9 @@
 //!   and CMS-CU + heap against the `heavykeeper` crate's `TopK` with the same
 //!   k, width, depth and decay (1.08) (it hashes with its own fast
 //!   `RandomState`); `topk_update/prehashed` repeats loxo's three with precomputed
-//!   digests.
+//!   digests, plus the two 8 KiB summaries of the hard-stream evaluation
+//!   (`tests/tests/topk_classes.rs`): `HeavyKeeper<272, 2, 100, u64, 160>` and
+//!   `HeavyGuardian<170, 2, 4, u64>` (also keyed in `topk_update`).
 //!
 //! Run: `cargo bench -p loxo-bench --bench cms -- --warm-up-time 1 --measurement-time 3`.
 //! After criterion's report a table of medians and loxo ÷ fastest-peer ratios is
@@ -25,7 +27,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use loxo_cms::{Cms, CmsCu, CmsTopK, CountSketch, HeavyKeeper, SpaceSaving, TopK};
+use loxo_cms::{Cms, CmsCu, CmsTopK, CountSketch, HeavyGuardian, HeavyKeeper, SpaceSaving, TopK};
 use loxo_core::{KeyHash, Seed};
 use loxo_tests::zipf::Zipf;
 
@@ -135,6 +137,20 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
         }
         black_box(&hk);
     });
+    let mut hk2 = Box::new(HeavyKeeper::<272, 2, 100, u64, 160>::new(1));
+    bench(c, g, "loxo HeavyKeeper 272x2 b1.6", || {
+        for &k in keys {
+            hk2.update(&k, SEED.hash_u64(k), 1);
+        }
+        black_box(&hk2);
+    });
+    let mut hg = Box::new(HeavyGuardian::<170, 2, 4, u64>::new(1));
+    bench(c, g, "loxo HeavyGuardian 170x2x4", || {
+        for &k in keys {
+            hg.update(&k, SEED.hash_u64(k), 1);
+        }
+        black_box(&hg);
+    });
     let mut ss = Box::new(SpaceSaving::<u64, 215>::new());
     bench(c, g, "loxo Space-Saving", || {
         for &k in keys {
@@ -159,6 +175,18 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
             hk.update(k, *h, 1);
         }
         black_box(&hk);
+    });
+    bench(c, gp, "loxo HeavyKeeper 272x2 b1.6", || {
+        for (k, h) in &pairs {
+            hk2.update(k, *h, 1);
+        }
+        black_box(&hk2);
+    });
+    bench(c, gp, "loxo HeavyGuardian 170x2x4", || {
+        for (k, h) in &pairs {
+            hg.update(k, *h, 1);
+        }
+        black_box(&hg);
     });
     bench(c, gp, "loxo Space-Saving", || {
         for (k, h) in &pairs {
@@ -209,6 +237,8 @@ fn print_table() {
             "topk_update",
             &[
                 "loxo HeavyKeeper",
+                "loxo HeavyKeeper 272x2 b1.6",
+                "loxo HeavyGuardian 170x2x4",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
             ],
@@ -218,6 +248,8 @@ fn print_table() {
             "topk_update/prehashed",
             &[
                 "loxo HeavyKeeper",
+                "loxo HeavyKeeper 272x2 b1.6",
+                "loxo HeavyGuardian 170x2x4",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
             ],

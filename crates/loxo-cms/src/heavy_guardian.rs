@@ -358,7 +358,9 @@ mod tests {
                 *exact.entry(k).or_default() += w;
                 if i % 16_384 == 16_383 {
                     hg.halve();
-                    exact.values_mut().for_each(|f| *f /= 2);
+                    for f in exact.values_mut() {
+                        *f /= 2;
+                    }
                 }
             }
             let mut top = heapless::Vec::<Entry<u64>, 32>::new();
@@ -372,7 +374,7 @@ mod tests {
             // The 16 heaviest keys (trailing_zeros 0 and 1, 8 low values each: ~1/16
             // and ~1/32 of the non-flood weight each) are all reported among the 32.
             let mut truth: Vec<(u64, u64)> = exact.into_iter().collect();
-            truth.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+            truth.sort_unstable_by_key(|e| core::cmp::Reverse(e.1));
             for (k, _) in &truth[..16] {
                 assert!(top.iter().any(|e| e.key == *k), "{k} missing");
             }
