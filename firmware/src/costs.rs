@@ -15,6 +15,9 @@ use loxo_hll::Hll;
 use crate::board::{Ticks, INSNS_PER_TICK};
 
 const FRAMES: usize = 1024;
+/// The golden binary fuse filters, as a blocklist in flash.
+static FUSE8: &[u8] = include_bytes!("../../tests/golden/binary_fuse8.bin");
+static FUSE16: &[u8] = include_bytes!("../../tests/golden/binary_fuse16.bin");
 const ROUNDS: u32 = 4;
 const LEN: usize = 60;
 
@@ -242,10 +245,9 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     measure(ticks, "bloom contains", kh, |h| {
         black_box(bloom.contains_hash(h));
     });
-    // A blocklist in flash: the golden binary fuse filters, viewed in place. The
-    // Cortex-M4 has no data cache, so the count does not depend on the filter's size.
-    static FUSE8: &[u8] = include_bytes!("../../tests/golden/binary_fuse8.bin");
-    static FUSE16: &[u8] = include_bytes!("../../tests/golden/binary_fuse16.bin");
+    // A blocklist in flash: the golden binary fuse filters ([`FUSE8`], [`FUSE16`]),
+    // viewed in place. The Cortex-M4 has no data cache, so the count does not depend
+    // on the filter's size.
     let golden = Seed::new(0x676f_6c64_656e, 0x0062_6c6f_6f6d);
     if let (Ok(f8), Ok(f16)) = (
         BinaryFuse8::from_bytes(FUSE8, golden),
