@@ -7,7 +7,7 @@
 use core::hint::black_box;
 
 use loxo_bloom::{BinaryFuse16, BinaryFuse8, BlockedBloom};
-use loxo_cms::{HeavyKeeper, SpaceSaving, TopK};
+use loxo_cms::{HeavyGuardian, HeavyKeeper, SpaceSaving, TopK};
 use loxo_core::{KeyHash, Seed};
 use loxo_flow::{parse_frame, FlowKey, FlowMonitor, Parsed, DEFAULT_CANDIDATES};
 use loxo_hll::Hll;
@@ -27,6 +27,10 @@ static mut HASHES: [u64; FRAMES] = [0; FRAMES];
 /// The monitor's candidates before Space-Saving replaced HeavyKeeper (for comparison).
 static mut TOPK: HeavyKeeper<1024, 2, 32, FlowKey> = HeavyKeeper::new(1);
 static mut SS: SpaceSaving<FlowKey, DEFAULT_CANDIDATES> = SpaceSaving::new();
+/// The 8 KiB top-k summaries of `tests/topk_classes` (u64 keys): HeavyKeeper as
+/// evaluated, and HeavyGuardian with two bucket choices.
+static mut HK8K: HeavyKeeper<272, 2, 100, u64, 160> = HeavyKeeper::new(1);
+static mut HG8K: HeavyGuardian<170, 2, 4, u64> = HeavyGuardian::with_filler(1, 0);
 static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2)).without_martingale();
 static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
@@ -152,6 +156,29 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
         || keys.iter().zip(kh()),
         |(k, h)| {
             topk.update(black_box(k), h, 60);
+        },
+    );
+    // SAFETY: as above: called once, nothing else touches these statics.
+    let (keeper8k, guardian8k) = unsafe {
+        (
+            &mut *core::ptr::addr_of_mut!(HK8K),
+            &mut *core::ptr::addr_of_mut!(HG8K),
+        )
+    };
+    measure(
+        ticks,
+        "heavykeeper<272,2,100,u64,b1.6> update (8 KiB)",
+        kh,
+        |h| {
+            keeper8k.update(&h.get(), h, 60);
+        },
+    );
+    measure(
+        ticks,
+        "heavyguardian<170,2,4,u64> update (8 KiB)",
+        kh,
+        |h| {
+            guardian8k.update(&h.get(), h, 60);
         },
     );
     measure(
