@@ -1,6 +1,7 @@
 //! Host-side helpers shared by loxo's integration tests: seeded key streams and
 //! statistics. The tests themselves live in `tests/tests/`.
 
+pub mod datasketches;
 pub mod demo;
 pub mod golden;
 pub mod hll_theory;

@@ -31,6 +31,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::process::Command;
 
+use loxo_tests::datasketches::python;
+
 use loxo_cli::exact::Exact;
 use loxo_cli::frequent::datasketches_image;
 use loxo_cli::trace::{generate_with_truth, Popularity, TraceConfig};
@@ -40,31 +42,6 @@ use loxo_flow::{Config, FlowMonitor};
 use loxo_interop::frequent::{image_weight, FrequentItemsView};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/python/ds_frequent.py");
-
-/// The Python interpreter to use, or `None` when DataSketches is unavailable and
-/// `LOXO_SKIP_DATASKETCHES=1`. Panics with a clear message otherwise.
-fn python() -> Option<String> {
-    let py = std::env::var("LOXO_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&py)
-        .args(["-c", "import datasketches"])
-        .output();
-    let problem = match probe {
-        Ok(out) if out.status.success() => return Some(py),
-        Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        Err(e) => e.to_string(),
-    };
-    if std::env::var("LOXO_SKIP_DATASKETCHES").as_deref() == Ok("1") {
-        eprintln!(
-            "skipping: `{py}` cannot import datasketches ({problem}); LOXO_SKIP_DATASKETCHES=1"
-        );
-        return None;
-    }
-    panic!(
-        "`{py} -c 'import datasketches'` failed: {problem}\n\
-         create a virtualenv with `pip install datasketches` and set LOXO_PYTHON to its \
-         python, or set LOXO_SKIP_DATASKETCHES=1 to skip"
-    );
-}
 
 fn temp_file(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("loxo-dsfi-{}-{name}", std::process::id()))

@@ -9,7 +9,6 @@ use anyhow::{bail, Context};
 use loxo_cli::frequent::datasketches_image;
 use loxo_cli::resp::{Client, Reply};
 use loxo_cli::sketch::{self, AnyHll};
-use loxo_interop::redis::{RedisHll, DENSE_LEN};
 
 /// Options of `loxo export`.
 #[derive(Debug, clap::Args)]
@@ -65,10 +64,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
             hll.precision()
         );
     };
-    let redis = RedisHll::from_hll(p14);
-    let mut hyll = vec![0u8; DENSE_LEN];
-    let n = redis.encode_dense_into(&mut hyll)?;
-    hyll.truncate(n);
+    let (redis, hyll) = loxo_cli::collect::redis_hyll(p14)?;
     if let Some(path) = &a.hyll {
         std::fs::write(path, &hyll).with_context(|| format!("{}: cannot write", path.display()))?;
     }

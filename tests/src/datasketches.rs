@@ -1,0 +1,34 @@
+//! The Python interpreter with Apache DataSketches (the PyPI package) that the
+//! interop tests drive.
+
+use std::process::Command;
+
+/// The Python interpreter to use (`LOXO_PYTHON`, else `python3`), or `None` when it
+/// cannot import `datasketches` and `LOXO_SKIP_DATASKETCHES=1`.
+///
+/// # Panics
+/// When it cannot import `datasketches` and skipping was not asked for, with a
+/// message that says how to set it up.
+#[must_use]
+pub fn python() -> Option<String> {
+    let py = std::env::var("LOXO_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&py)
+        .args(["-c", "import datasketches"])
+        .output();
+    let problem = match probe {
+        Ok(out) if out.status.success() => return Some(py),
+        Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        Err(e) => e.to_string(),
+    };
+    if std::env::var("LOXO_SKIP_DATASKETCHES").as_deref() == Ok("1") {
+        eprintln!(
+            "skipping: `{py}` cannot import datasketches ({problem}); LOXO_SKIP_DATASKETCHES=1"
+        );
+        return None;
+    }
+    panic!(
+        "`{py} -c 'import datasketches'` failed: {problem}\n\
+         create a virtualenv with `pip install datasketches` and set LOXO_PYTHON to its \
+         python, or set LOXO_SKIP_DATASKETCHES=1 to skip"
+    );
+}
