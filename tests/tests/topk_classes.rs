@@ -14,7 +14,7 @@
 //!
 //! Scale: 4·10⁶ packets per stream (2·10⁵ flows per Zipf population), 3 seeds — the
 //! issue's streams had 10⁷ packets over 10⁶ flows; scaled down 2.5× so the whole run
-//! (7 classes × 3 seeds × 2 weights × 5 summaries, 8.4·10⁸ updates) takes about a
+//! (7 classes × 3 seeds × 2 weights × 6 summaries, 10⁹ updates) takes about a
 //! minute in release on 2 shared cores (1 min 20 s with the build).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::mem::size_of;
 
-use loxo_cms::{CmsTopK, HeavyGuardian, HeavyKeeper, SpaceSaving, TopK};
+use loxo_cms::{CmsTopK, HeavyGuardian, HeavyKeeper, SpaceSaving, TieredTopK, TopK};
 use loxo_core::Seed;
 use loxo_tests::streams::{Class, Scale};
 use loxo_tests::topk::{exact_counts, feed, score, Score};
@@ -39,25 +39,29 @@ const SEED: Seed = Seed::new(0x70b_c0de, 0x5eed_cafe);
 
 // The 8 KiB types: HeavyKeeper as evaluated in `topk_accuracy.rs` (b = 1.6), the
 // baselines, HeavyGuardian as in the paper (one bucket of 8 cells per key) and the
-// candidate (two buckets of 4 cells per key, `D = 2`).
+// one with two buckets of 4 cells per key (`D = 2`), and the two-tier summary (256
+// full-key heavy cells behind 848 cold fingerprint cells).
 type Hk = HeavyKeeper<272, 2, 100, u64, 160>;
 type Ss = SpaceSaving<u64, 215>;
 type Cu = CmsTopK<268, 4, 100, u64>;
 type Hg1 = HeavyGuardian<85, 1, 8, u64>;
 type Hg = HeavyGuardian<170, 2, 4, u64>;
+type Tt = TieredTopK<64, 848, u64>;
 
 const HK: &str = "HeavyKeeper 272×2, b = 1.6";
 const SS: &str = "Space-Saving 215";
 const CU: &str = "CMS-CU 268×4 + heap";
 const HG1: &str = "HeavyGuardian 85×8, d = 1";
 const HG: &str = "HeavyGuardian 170×4, d = 2";
+const TT: &str = "TieredTopK 64×4 + 848 cold";
 
-const ALGOS: [(&str, usize); 5] = [
+const ALGOS: [(&str, usize); 6] = [
     (HK, size_of::<Hk>()),
     (SS, size_of::<Ss>()),
     (CU, size_of::<Cu>()),
     (HG1, size_of::<Hg1>()),
     (HG, size_of::<Hg>()),
+    (TT, size_of::<Tt>()),
 ];
 
 /// Measured figures, bounded: (class, weight, summary, worst seed's F1 floor, worst
@@ -459,6 +463,104 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         0.78,
         2.3e-1,
     ),
+    (
+        "Zipf 0.8",
+        "packets",
+        "TieredTopK 64×4 + 848 cold",
+        1.00,
+        8.900000000000001e-4,
+    ),
+    (
+        "Zipf 0.8",
+        "bytes",
+        "TieredTopK 64×4 + 848 cold",
+        1.00,
+        1.2000000000000001e-3,
+    ),
+    (
+        "Zipf 1.0",
+        "packets",
+        "TieredTopK 64×4 + 848 cold",
+        0.99,
+        6.599999999999999e-5,
+    ),
+    (
+        "Zipf 1.0",
+        "bytes",
+        "TieredTopK 64×4 + 848 cold",
+        0.99,
+        2.5e-4,
+    ),
+    (
+        "Zipf 1.2",
+        "packets",
+        "TieredTopK 64×4 + 848 cold",
+        1.00,
+        4.9e-5,
+    ),
+    (
+        "Zipf 1.2",
+        "bytes",
+        "TieredTopK 64×4 + 848 cold",
+        1.00,
+        1.1e-4,
+    ),
+    (
+        "lognormal",
+        "packets",
+        "TieredTopK 64×4 + 848 cold",
+        0.99,
+        1.2000000000000001e-3,
+    ),
+    (
+        "lognormal",
+        "bytes",
+        "TieredTopK 64×4 + 848 cold",
+        1.00,
+        2.4000000000000002e-3,
+    ),
+    (
+        "hot-set change",
+        "packets",
+        "TieredTopK 64×4 + 848 cold",
+        0.98,
+        1.6e-3,
+    ),
+    (
+        "hot-set change",
+        "bytes",
+        "TieredTopK 64×4 + 848 cold",
+        0.99,
+        2.9000000000000002e-3,
+    ),
+    (
+        "Zipf 0.9 + 50 % flood",
+        "packets",
+        "TieredTopK 64×4 + 848 cold",
+        1.00,
+        1.2000000000000001e-3,
+    ),
+    (
+        "Zipf 0.9 + 50 % flood",
+        "bytes",
+        "TieredTopK 64×4 + 848 cold",
+        0.99,
+        3.4000000000000002e-3,
+    ),
+    (
+        "Zipf 0.9 + 90 % flood",
+        "packets",
+        "TieredTopK 64×4 + 848 cold",
+        0.96,
+        3e-2,
+    ),
+    (
+        "Zipf 0.9 + 90 % flood",
+        "bytes",
+        "TieredTopK 64×4 + 848 cold",
+        0.86,
+        7.100000000000001e-2,
+    ),
 ];
 
 fn run<T: TopK<u64>>(mut t: T, s: &[Packet], exact: &HashMap<u64, u64>, bytes: bool) -> Score {
@@ -470,7 +572,7 @@ fn run<T: TopK<u64>>(mut t: T, s: &[Packet], exact: &HashMap<u64, u64>, bytes: b
     score(&t, exact, K)
 }
 
-/// The five summaries on one stream, two threads.
+/// The six summaries on one stream, two threads.
 fn run_all(s: &[Packet], exact: &HashMap<u64, u64>, bytes: bool) -> Vec<Score> {
     std::thread::scope(|sc| {
         let a = sc.spawn(|| {
@@ -483,6 +585,7 @@ fn run_all(s: &[Packet], exact: &HashMap<u64, u64>, bytes: bool) -> Vec<Score> {
         let mut b = vec![
             run(Hg1::new(1), s, exact, bytes),
             run(Hg::new(1), s, exact, bytes),
+            run(Tt::new(1), s, exact, bytes),
         ];
         let mut v = a.join().unwrap();
         v.append(&mut b);

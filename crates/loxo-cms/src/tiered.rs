@@ -1,0 +1,531 @@
+//! [`TieredTopK<H, C, K>`]: top-k in full-key heavy cells behind a cold tier of
+//! fingerprint counters that absorbs one-off keys and hands its count on promotion.
+
+use loxo_core::{mix64, KeyHash};
+
+use crate::entry::Entry;
+use crate::heavy_keeper::{Decay, DECAY_BASE_PERCENT, DECAY_LEN};
+use crate::topk::TopK;
+
+/// Cells per heavy bucket.
+const L: usize = 4;
+
+/// A cold tag: a 12-bit key fingerprint in the high bits, the epoch of the last
+/// touch (mod 16) in the low 4.
+const FP_MASK: u16 = 0xfff0;
+const EPOCH_MASK: u16 = 0x000f;
+
+/// The default idle epoch of the cold tier, `2^15` updates (`E = 15`).
+pub const COLD_EPOCH_SHIFT: u32 = 15;
+
+/// One heavy bucket: `L` cells of (key, count); count 0 = a free cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Bucket<K> {
+    keys: [K; L],
+    counts: [u32; L],
+}
+
+/// A two-tier top-k summary: `4·H` heavy cells holding full keys and exact counts,
+/// fed by `C` cold cells of (12-bit fingerprint, count) that absorb the cold keys —
+/// a Cold Filter (Zhou et al., SIGMOD 2018) in front of a HeavyGuardian-like heavy
+/// part (Yang et al., KDD 2018), both with two choices.
+///
+/// Per update of key `x` with weight `w`:
+///
+/// 1. **Heavy tier**: the `2·4` cells of the key's two heavy buckets. `x` holds a
+///    cell → its count grows by `w`, done. A free cell → `x` takes it, with its
+///    cold count added if it has one (see 3).
+/// 2. **Cold tier** (only for keys not in the heavy tier): the key's two cold
+///    cells. A cell with `x`'s fingerprint → its count grows by `w`. Else a free
+///    cell, or an *idle* one (not touched for 2 epochs of `2^E` updates), is taken
+///    with count `w`. Else the weaker of the two decays with probability
+///    `b^−⌈C/w⌉` (`b = B/100`, HeavyGuardian's exponential weakening): `C ← C − w`,
+///    and once that reaches `C ≤ w`, `x` takes the cell with count `w`.
+/// 3. **Promotion**: when `x`'s cold count `c` exceeds the weakest count of its
+///    heavy cells, `x` replaces that heavy cell with count `c` (the evicted key and
+///    its count are dropped) and its cold cell is freed.
+///
+/// Why it holds where one tier fails (`crates/loxo-cms/README.md`, issue 17): a
+/// one-off key never reaches the heavy cells, so a flood decays only cold cells,
+/// and the keys in the heavy tier are never eroded; a cold cell is 6 bytes
+/// against a heavy cell's 12 (with `u64` keys), so at 8 KiB there are 848 cold
+/// candidates next to 256 heavy cells; the promoted key keeps what it gathered in
+/// the cold tier, so a late entrant is not under-counted by its wait; and idle
+/// aging frees the cold cells of keys that stopped (a hot set that changed), which
+/// exponential weakening alone never would once their counts are in the hundreds.
+///
+/// # Parameters
+///
+/// * `H` — heavy buckets of 4 cells, 1..=2³²−1; `C` — cold cells, 1..=2³²−1;
+/// * `K` — the key type (compared with `==`, stored inline);
+/// * `E` — the cold epoch, `2^E` updates, 4..=28 (default [`COLD_EPOCH_SHIFT`] =
+///   15): a cold cell untouched for more than `2^E` to `2^(E+1)` updates is free
+///   for the next newcomer (its epoch tag is 4 bits, so a cell idle for 16 epochs
+///   looks fresh again for 2 — it is then freed 2 epochs later). A key that must be
+///   tracked should arrive more often than once per `2^E` updates on average;
+/// * `B` — the cold decay base `b` in hundredths, 102..=1000 (default 1.08).
+///
+/// Out-of-range parameters fail to compile (a failed `const` assertion, E0080):
+///
+/// ```compile_fail,E0080
+/// let _ = loxo_cms::TieredTopK::<64, 848, u64, 30>::new(1); // E = 30
+/// ```
+///
+/// # Guarantee
+///
+/// **No deterministic bound**: [`Entry::lower`](crate::Entry::lower) and
+/// [`Entry::upper`](crate::Entry::upper) are `None`. A reported count is the cold
+/// count the key carried into the heavy tier plus the key's exact weight since
+/// (keys are compared in full there). The carried part can be *low* (the key's
+/// weight before it held a cold cell, and what decay took, are lost — as in
+/// HeavyGuardian) or *high* (another key with the same 12-bit fingerprint that
+/// landed in the same cold cell while it was held: probability ≤ 2/4096 per other
+/// key arriving at that cell). Without a fingerprint collision the count is a lower
+/// bound; the test `topk_classes` measures the error (mean relative error ≤ 0.6 %
+/// on 12 of its 14 stream rows at 8 KiB, 2–7 % under a 90 % one-off flood). Counts
+/// saturate at `u32::MAX`. After [`halve`](TopK::halve) every heavy and cold count
+/// is halved.
+///
+/// # Memory
+///
+/// `H·(4·size_of::<K>() + 16)` bytes of heavy cells (a bucket padded to `K`'s
+/// alignment) + `6·C` of cold cells + 20 (RNG, total, update clock), rounded up to
+/// the alignment: `TieredTopK<64, 848, u64>` is 8 184 bytes (256 heavy cells, 848
+/// cold). The decay table is a `const` (4.8 KB of flash per `B` in use, shared with
+/// `HeavyKeeper` and `HeavyGuardian` of the same `B`).
+///
+/// # Cost
+///
+/// [`update`](TopK::update): two heavy buckets (8 key compares; a bucket of 4 `u64`
+/// keys is 48 bytes), and for a key not in the heavy tier two cold cells (two
+/// `u16` tags, two `u32` counts), at most one xorshift draw and one integer division
+/// when a cold cell decays under `w > 1` (skipped on 64-bit hosts when the decay is
+/// certainly 0). No heap. Measured: see `crates/loxo-cms/README.md`.
+/// [`report`](TopK::report): a scan of the `4·H` heavy cells, O(H·M) moves at
+/// worst.
+///
+/// # Example
+///
+/// ```
+/// use loxo_cms::{TieredTopK, TopK};
+/// use loxo_core::Seed;
+///
+/// let seed = Seed::new(1, 2);
+/// let mut t = TieredTopK::<4, 64, u64>::new(42); // 16 heavy cells, 64 cold
+/// for i in 0..30_000u64 {
+///     // a third of the updates are key 7, the rest one-off keys
+///     let key = if i % 3 == 0 { 7 } else { 1_000 + i };
+///     t.update(&key, seed.hash_u64(key), 1);
+/// }
+/// let mut top = heapless::Vec::<_, 1>::new();
+/// t.report(&mut top);
+/// assert_eq!(top[0].key, 7);
+/// assert!(top[0].count > 9_900 && top[0].count <= 10_000, "{top:?}");
+/// assert_eq!((top[0].lower, top[0].upper), (None, None)); // an estimate, no bounds
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct TieredTopK<
+    const H: usize,
+    const C: usize,
+    K,
+    const E: u32 = COLD_EPOCH_SHIFT,
+    const B: u32 = DECAY_BASE_PERCENT,
+> {
+    heavy: [Bucket<K>; H],
+    tags: [u16; C],
+    counts: [u32; C],
+    rng: u64,
+    total: u64,
+    clock: u32,
+}
+
+impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
+    TieredTopK<H, C, K, E, B>
+{
+    /// The cold decay base `b = B/100`.
+    pub const DECAY_BASE: f64 = B as f64 / 100.0;
+
+    const CHECK: () = {
+        assert!(
+            B >= 102 && B <= 1_000,
+            "TieredTopK: decay base B/100 must be in 1.02..=10"
+        );
+        assert!(
+            H >= 1 && H <= u32::MAX as usize,
+            "TieredTopK: H must be in 1..=u32::MAX"
+        );
+        assert!(
+            C >= 1 && C <= u32::MAX as usize,
+            "TieredTopK: C must be in 1..=u32::MAX"
+        );
+        // The clock wraps at 2^32: epochs mod 16 stay consistent across the wrap
+        // only if 2^(E+4) divides 2^32.
+        assert!(E >= 4 && E <= 28, "TieredTopK: E must be in 4..=28");
+    };
+
+    /// An empty summary whose decay RNG is seeded from `rng_seed`; `K::default()`
+    /// fills the free heavy cells (never reported, never matched).
+    #[must_use]
+    pub fn new(rng_seed: u64) -> Self
+    where
+        K: Default,
+    {
+        Self::with_filler(rng_seed, K::default())
+    }
+
+    /// [`new`](Self::new) as a `const fn` (for a `static`), with `filler` as the
+    /// placeholder key of free heavy cells — any value: a free cell's key is never
+    /// reported or matched.
+    #[must_use]
+    pub const fn with_filler(rng_seed: u64, filler: K) -> Self {
+        let () = Self::CHECK;
+        let s = mix64(rng_seed ^ 0x9e37_79b9_7f4a_7c15);
+        Self {
+            heavy: [Bucket {
+                keys: [filler; L],
+                counts: [0; L],
+            }; H],
+            tags: [0; C],
+            counts: [0; C],
+            rng: if s == 0 { 0x2545_f491_4f6c_dd1d } else { s },
+            total: 0,
+            clock: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn next_u32(&mut self) -> u32 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        (x >> 32) as u32
+    }
+
+    /// True with probability `b^−⌈c/w⌉` (HeavyGuardian's weakening; no draw past
+    /// the decay table, see `HeavyKeeper::update` for the 64-bit shortcut).
+    #[inline(always)]
+    fn decays(&mut self, c: u32, w: u32) -> bool {
+        let beyond = cfg!(target_pointer_width = "64")
+            && u64::from(c) > (DECAY_LEN as u64 - 1) * u64::from(w);
+        !beyond && {
+            let k = if w == 1 { c } else { c.div_ceil(w) } as usize;
+            Decay::<B>::TABLE
+                .get(k)
+                .is_some_and(|&p| self.next_u32() < p)
+        }
+    }
+
+    /// The count of cold cell `i` as a newcomer sees it: 0 if free or idle for 2
+    /// epochs.
+    #[inline(always)]
+    fn cold_count(&self, i: usize, now: u16) -> u32 {
+        match (self.counts.get(i), self.tags.get(i)) {
+            (Some(&n), Some(&t)) if now.wrapping_sub(t) & EPOCH_MASK < 2 => n,
+            _ => 0,
+        }
+    }
+
+    /// Every held (key, count) heavy cell, in memory order.
+    fn cells(&self) -> impl Iterator<Item = (K, u32)> + '_ {
+        self.heavy.iter().flat_map(|b| {
+            b.keys
+                .iter()
+                .zip(&b.counts)
+                .filter(|(_, &c)| c > 0)
+                .map(|(&k, &c)| (k, c))
+        })
+    }
+}
+
+impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> TopK<K>
+    for TieredTopK<H, C, K, E, B>
+{
+    #[inline]
+    fn update(&mut self, key: &K, hash: KeyHash, weight: u64) {
+        if weight == 0 {
+            return;
+        }
+        self.total = self.total.saturating_add(weight);
+        self.clock = self.clock.wrapping_add(1);
+        let w = u32::try_from(weight).unwrap_or(u32::MAX);
+        // Heavy tier, one pass: the key's cell, else the weakest of its 8 cells (a
+        // free cell has count 0; ties go to the first bucket, then the first cell).
+        let (mut at, mut min) = ((0usize, 0usize), u32::MAX);
+        for i in 0..2 {
+            let j = hash.index(i, H as u32) as usize;
+            let Some(b) = self.heavy.get_mut(j) else {
+                continue;
+            };
+            for (c, (k, n)) in b.keys.iter().zip(b.counts.iter_mut()).enumerate() {
+                if *n > 0 && k == key {
+                    *n = n.saturating_add(w);
+                    return;
+                }
+                if *n < min {
+                    (at, min) = ((j, c), *n);
+                }
+            }
+        }
+        // Cold tier: the key's cell (same fingerprint), if it holds one.
+        let now = (self.clock >> E) as u16 & EPOCH_MASK;
+        let fp = hash.get() as u16 & FP_MASK;
+        let cold = [
+            hash.index(2, C as u32) as usize,
+            hash.index(3, C as u32) as usize,
+        ];
+        let held = cold.into_iter().find(|&i| {
+            matches!((self.counts.get(i), self.tags.get(i)),
+                (Some(&n), Some(&t)) if n > 0 && t & FP_MASK == fp)
+        });
+        let (cell, count) = if let Some(i) = held {
+            let (Some(n), Some(t)) = (self.counts.get_mut(i), self.tags.get_mut(i)) else {
+                return;
+            };
+            *n = n.saturating_add(w);
+            *t = fp | now;
+            (i, *n)
+        } else if min == 0 {
+            // A free heavy cell and nothing in the cold tier: no cold cell to take.
+            (usize::MAX, w)
+        } else {
+            // The weaker of the two cold cells (an idle cell counts as free).
+            let (a, b) = (self.cold_count(cold[0], now), self.cold_count(cold[1], now));
+            let (i, c) = if b < a { (cold[1], b) } else { (cold[0], a) };
+            let decayed = c > 0 && self.decays(c, w);
+            let (Some(n), Some(t)) = (self.counts.get_mut(i), self.tags.get_mut(i)) else {
+                return;
+            };
+            if c == 0 || (decayed && c <= w) {
+                (*n, *t) = (w, fp | now);
+                (i, w)
+            } else {
+                if decayed {
+                    *n = c - w;
+                }
+                return;
+            }
+        };
+        // Promotion: into a free heavy cell, or over the weakest heavy count.
+        if count > min {
+            if let Some(n) = self.counts.get_mut(cell) {
+                *n = 0;
+            }
+            if let Some(b) = self.heavy.get_mut(at.0) {
+                if let (Some(k), Some(n)) = (b.keys.get_mut(at.1), b.counts.get_mut(at.1)) {
+                    (*k, *n) = (*key, count);
+                }
+            }
+        }
+    }
+
+    fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
+        (0..2).find_map(|i| {
+            let b = self.heavy.get(hash.index(i, H as u32) as usize)?;
+            b.keys
+                .iter()
+                .zip(&b.counts)
+                .find(|(k, &n)| n > 0 && *k == key)
+                .map(|(_, &n)| u64::from(n))
+        })
+    }
+
+    fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
+        out.clear();
+        if M == 0 {
+            return;
+        }
+        for (key, c) in self.cells() {
+            let count = u64::from(c);
+            let at = out.partition_point(|x| x.count >= count);
+            if at >= M {
+                continue;
+            }
+            if out.is_full() {
+                out.pop();
+            }
+            let _ = out.insert(
+                at,
+                Entry {
+                    key,
+                    count,
+                    lower: None,
+                    upper: None,
+                },
+            );
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.total
+    }
+
+    fn len(&self) -> usize {
+        self.cells().count()
+    }
+
+    fn capacity(&self) -> usize {
+        H * L
+    }
+
+    fn clear(&mut self) {
+        for b in &mut self.heavy {
+            b.counts = [0; L];
+        }
+        self.counts = [0; C];
+        self.total = 0;
+    }
+
+    fn halve(&mut self) {
+        for b in &mut self.heavy {
+            for n in &mut b.counts {
+                *n >>= 1;
+            }
+        }
+        for n in &mut self.counts {
+            *n >>= 1;
+        }
+        self.total >>= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    extern crate std;
+    use std::collections::HashMap;
+    use std::vec::Vec;
+
+    use super::*;
+
+    #[test]
+    fn documented_size() {
+        assert_eq!(core::mem::size_of::<TieredTopK<64, 848, u64>>(), 8184);
+    }
+
+    fn h(k: u64) -> KeyHash {
+        KeyHash::from_u64(mix64(k ^ 0xabc))
+    }
+
+    /// A skewed stream where every other update is a one-off key, weights 1..=1500.
+    fn stream(n: usize) -> Vec<(u64, u64)> {
+        let mut x = 99u64;
+        (0..n)
+            .map(|i| {
+                x = mix64(x.wrapping_add(1));
+                let key = if i % 2 == 0 {
+                    1 << 40 | i as u64 // one-off
+                } else {
+                    (x >> 40).trailing_zeros() as u64 * 1000 + (x & 7)
+                };
+                (key, 1 + (x >> 8) % 1500)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn top_keys_are_found_with_close_counts() {
+        for weighted in [false, true] {
+            let mut t = TieredTopK::<4, 64, u64, 8>::new(3);
+            let mut exact: HashMap<u64, u64> = HashMap::new();
+            for (k, w) in stream(60_000) {
+                let w = if weighted { w } else { 1 };
+                t.update(&k, h(k), w);
+                *exact.entry(k).or_default() += w;
+            }
+            let mut top = heapless::Vec::<Entry<u64>, 16>::new();
+            t.report(&mut top);
+            assert_eq!(top.len(), 16);
+            assert!(top.windows(2).all(|p| p[0].count >= p[1].count));
+            let mut truth: Vec<(u64, u64)> = exact.iter().map(|(&k, &f)| (k, f)).collect();
+            truth.sort_unstable_by_key(|e| core::cmp::Reverse(e.1));
+            // The 8 heaviest keys (trailing_zeros 0, 8 low values: ~1/32 of all the
+            // weight each) are reported, their counts within 2 % of the truth (the
+            // one-off keys decay cold cells, never theirs once promoted).
+            for &(k, f) in &truth[..8] {
+                let e = top.iter().find(|e| e.key == k).expect("heavy key reported");
+                assert!(e.count.abs_diff(f) * 50 <= f, "{e:?} vs {f}");
+                assert_eq!((e.lower, e.upper), (None, None));
+                assert_eq!(t.estimate(&k, h(k)), Some(e.count));
+            }
+        }
+    }
+
+    #[test]
+    fn exact_while_nothing_competes() {
+        let mut t = TieredTopK::<4, 16, u32>::new(1);
+        for i in 0..1000u32 {
+            t.update(&(i % 8), KeyHash::from_u64(u64::from(i % 8) << 61), 2);
+        }
+        // Keys 0..8 land in heavy buckets 0..4 by their top bits: no competition.
+        for k in 0..8u32 {
+            assert_eq!(
+                t.estimate(&k, KeyHash::from_u64(u64::from(k) << 61)),
+                Some(250)
+            );
+        }
+        assert_eq!((t.len(), t.capacity(), t.total()), (8, 16, 2000));
+    }
+
+    #[test]
+    fn promotion_carries_the_cold_count() {
+        // One heavy bucket (both choices), four keys of count 100 fill it.
+        let mut t = TieredTopK::<1, 8, u64>::new(1);
+        for k in 1..=4u64 {
+            t.update(&k, h(k), 100);
+        }
+        // Key 9 waits in the cold tier until its count exceeds 100, then replaces
+        // the first weakest heavy cell (key 1) with everything it gathered.
+        for _ in 0..150 {
+            t.update(&9, h(9), 1);
+        }
+        assert_eq!(t.estimate(&9, h(9)), Some(150));
+        assert_eq!(t.estimate(&1, h(1)), None);
+        assert_eq!(t.counts.iter().sum::<u32>(), 0, "its cold cell was freed");
+    }
+
+    #[test]
+    fn idle_cold_cells_are_freed() {
+        // One cold cell (both choices), epochs of 2^4 updates; the heavy bucket is
+        // full of counts no cold key reaches.
+        let mut t = TieredTopK::<1, 1, u64, 4>::new(1);
+        for k in 1..=4u64 {
+            t.update(&k, h(k), 1_000_000);
+        }
+        t.update(&9, h(9), 500);
+        assert_eq!(t.counts[0], 500);
+        // Key 10 cannot decay a count of 500 (b^−500 is 0) while the cell is fresh…
+        t.update(&10, h(10), 1);
+        assert_eq!((t.counts[0], t.tags[0] & FP_MASK), (500, h(9).get() as u16 & FP_MASK));
+        // …but after two idle epochs it takes the cell at once.
+        for _ in 0..32 {
+            t.update(&1, h(1), 1);
+        }
+        t.update(&10, h(10), 1);
+        assert_eq!((t.counts[0], t.tags[0] & FP_MASK), (1, h(10).get() as u16 & FP_MASK));
+    }
+
+    #[test]
+    fn halve_and_clear() {
+        let mut t = TieredTopK::<8, 32, u64>::new(3);
+        for (k, w) in stream(10_000) {
+            t.update(&k, h(k), w);
+        }
+        let before = t.total();
+        let top = t.estimate(&1000, h(1000));
+        t.halve();
+        assert_eq!(t.total(), before / 2);
+        assert_eq!(t.estimate(&1000, h(1000)), top.map(|c| c / 2));
+        t.clear();
+        assert!(t.is_empty());
+        assert_eq!(t.counts.iter().sum::<u32>(), 0);
+        assert_eq!(t.estimate(&1000, h(1000)), None);
+    }
+
+    #[test]
+    fn const_constructor() {
+        static T: TieredTopK<4, 16, [u8; 4]> = TieredTopK::with_filler(1, [0; 4]);
+        assert!(T.is_empty());
+    }
+}
