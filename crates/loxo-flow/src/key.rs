@@ -236,6 +236,32 @@ impl FlowKey {
         loxo_core::KeyHash::from_u64(s.finish())
     }
 
+    /// The destination address's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash)
+    /// of [`dst_bytes`](Self::dst_bytes) (the same value), in word-sized pieces.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::FlowKey;
+    /// let seed = Seed::new(1, 2);
+    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+    /// assert_eq!(k.dst_hash_with(&seed), seed.hash(k.dst_bytes()));
+    /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
+    /// assert_eq!(k.dst_hash_with(&seed), seed.hash(k.dst_bytes()));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn dst_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
+        use core::hash::Hasher;
+        let mut s = seed.hasher();
+        if self.is_v6() {
+            s.write_u64(self.le64(16));
+            s.write_u64(self.le64(24));
+        } else {
+            s.write_u32(self.le32(4));
+        }
+        loxo_core::KeyHash::from_u64(s.finish())
+    }
+
     /// The little-endian word at byte `i` of the canonical buffer (0 past its end).
     #[inline(always)]
     fn le32(&self, i: usize) -> u32 {

@@ -29,14 +29,16 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+mod blocklist;
 mod key;
 mod parse;
 mod theta;
 
+pub use blocklist::Blocklist;
 pub use key::{protocol_name, FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
     Bounds, Config, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, OtherSketch, RankedSketch,
-    Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,
+    Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,
     NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
 };
 pub use parse::{

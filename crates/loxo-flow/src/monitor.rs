@@ -5,9 +5,11 @@ use loxo_cms::{CmsCu, SpaceSaving, TopK};
 use loxo_core::Seed;
 use loxo_hll::Hll;
 
+use loxo_core::DecodeError;
+
 use crate::{
-    parse_frame_captured_weighted, parse_frame_weighted, ByteWeight, CapturedError, FlowKey,
-    ParseError, Parsed, Theta,
+    parse_frame_captured_weighted, parse_frame_weighted, Blocklist, ByteWeight, CapturedError,
+    FlowKey, ParseError, Parsed, Theta,
 };
 
 /// Room for elephants in a [`Report`]. A monitor tracks up to `N` candidates
@@ -16,6 +18,9 @@ use crate::{
 /// [`Report::elephants_left_out`]. With θ ≥ 1/64 every candidate fits (at most ⌊1/θ⌋
 /// flows can have an upper bound ≥ θ, see [`FlowMonitor`]).
 pub const MAX_ELEPHANTS: usize = 64;
+
+/// Room for the largest blocklisted flows in a [`Report`] ([`Report::blocklisted`]).
+pub const MAX_BLOCKLISTED: usize = 8;
 
 /// Flows the default monitor tracks as elephant candidates: `N` of
 /// [`FlowMonitor<N>`]. Every flow above `1/N` of an epoch is tracked, so
@@ -211,7 +216,7 @@ impl Elephant {
     }
 }
 
-/// End-of-epoch report; filled in place by [`FlowMonitor::end_epoch`] (6 328 bytes).
+/// End-of-epoch report; filled in place by [`FlowMonitor::end_epoch`] (7 120 bytes).
 #[derive(Clone, Debug, PartialEq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Report {
@@ -268,6 +273,27 @@ pub struct Report {
     /// counted in `elephants_left_out`): recall 1, certified for this epoch. Always
     /// true for θ > 1/N; below that, true when the smallest tracked count was below θ.
     pub elephants_complete: bool,
+    /// Addresses in the monitor's blocklist ([`FlowMonitor::set_blocklist`]); 0 when
+    /// it has none (then every `blocklisted*` figure is 0 / empty).
+    pub blocklist_len: u32,
+    /// Flows of this epoch with a blocklisted source or destination, each counted on
+    /// its first frame of the epoch as the new-flow filter sees it. Off by the two
+    /// filters' errors only: a flow whose first frame the new-flow filter took for
+    /// known (≤ about 1 % of flows below [`NEW_FLOW_CAPACITY`]) is missed, and a flow
+    /// whose addresses are both outside the blocklist is counted with probability ≤
+    /// 2·2^−bits (the blocklist's false positives). Past the new-flow filter's design
+    /// load the misses grow without bound: [`blocklisted_saturated`](Self::blocklisted_saturated)
+    /// says so, and the figure is then only a lower bound (up to those false positives).
+    pub blocklisted_flows: u64,
+    /// True when this epoch put more than [`NEW_FLOW_CAPACITY`] flows into the
+    /// new-flow filter: `blocklisted_flows` is then a lower bound, not a count.
+    pub blocklisted_saturated: bool,
+    /// The largest candidate flows with a blocklisted endpoint, with their bounds: the
+    /// certain elephants among them first, then by the ranking measure's upper bound
+    /// (descending), as [`elephants`](Self::elephants). Every flow heavier than the candidates'
+    /// smallest count is a candidate (see [`FlowMonitor`]), so no blocklisted flow
+    /// above that is left out except for room ([`MAX_BLOCKLISTED`]).
+    pub blocklisted: heapless::Vec<Elephant, MAX_BLOCKLISTED>,
 }
 
 impl Report {
@@ -293,6 +319,10 @@ impl Report {
             elephants: heapless::Vec::new(),
             elephants_left_out: 0,
             elephants_complete: true,
+            blocklist_len: 0,
+            blocklisted_flows: 0,
+            blocklisted_saturated: false,
+            blocklisted: heapless::Vec::new(),
         }
     }
 
@@ -344,7 +374,7 @@ impl Default for Theta {
 ///
 /// `N·70 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
 /// (filters) + about 700 bytes; the default is reported by
-/// [`FlowMonitor::memory_bytes`]: 64 832 bytes ≤ 64 KiB (pinned by a test). Per frame: one
+/// [`FlowMonitor::memory_bytes`]: 64 896 bytes ≤ 64 KiB (pinned by a test). Per frame: one
 /// parse, one SipHash-1-3 of the 13/37-byte key, one Space-Saving update (an index
 /// probe; a heap sift when the order breaks), a 2-row and a 3-row Count-Min update,
 /// one HLL insert, one blocked-Bloom `insert_checked`; on a flow's first frame of the
@@ -389,6 +419,10 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     /// Flows `seen_before` took in its epoch.
     seen_before_flows: u32,
     new_flows: u64,
+    /// Addresses whose flows are counted and listed apart (in flash, `'static`).
+    blocklist: Option<Blocklist<'static>>,
+    /// Flows this epoch with a blocklisted endpoint.
+    blocklisted_flows: u64,
     epoch: u32,
     frames: u64,
     packets: u64,
@@ -439,6 +473,8 @@ impl<const N: usize> FlowMonitor<N> {
             seen_flows: 0,
             seen_before_flows: 0,
             new_flows: 0,
+            blocklist: None,
+            blocklisted_flows: 0,
             epoch: 0,
             frames: 0,
             packets: 0,
@@ -447,6 +483,38 @@ impl<const N: usize> FlowMonitor<N> {
             not_ip: 0,
             errors: [0; ParseError::COUNT],
         }
+    }
+
+    /// Checks each flow's source and destination against `blocklist` from now on
+    /// (`None`: no blocklist), on the flow's first frame of each epoch;
+    /// [`Report::blocklisted_flows`] counts the flows found and
+    /// [`Report::blocklisted`] lists the largest. The filter must be keyed with the
+    /// monitor's [`Config::seed`] (`loxo build-filter --seed`), so the source's
+    /// digest serves both the distinct-source sketch and the blocklist.
+    ///
+    /// Cost on a flow's first frame: one more SipHash-1-3 (the destination's) and
+    /// one or two filter lookups; at epoch end, the candidates' addresses are looked
+    /// up to list the largest blocklisted flows (up to `2·N` SipHashes).
+    ///
+    /// # Errors
+    /// [`DecodeError::SeedMismatch`] when the blocklist was built under another seed
+    /// (its digests would never match); the monitor keeps its previous blocklist.
+    pub fn set_blocklist(
+        &mut self,
+        blocklist: Option<Blocklist<'static>>,
+    ) -> Result<(), DecodeError> {
+        if let Some(b) = &blocklist {
+            if b.seed() != self.config.seed {
+                return Err(DecodeError::SeedMismatch);
+            }
+        }
+        self.blocklist = blocklist;
+        Ok(())
+    }
+
+    /// The blocklist in use, if any.
+    pub const fn blocklist(&self) -> Option<&Blocklist<'static>> {
+        self.blocklist.as_ref()
     }
 
     /// The configuration.
@@ -563,8 +631,18 @@ impl<const N: usize> FlowMonitor<N> {
                 // filter is past its design load, where "known" is too often a false
                 // positive: then every frame counts its source.
                 if !known || self.seen_flows > NEW_FLOW_CAPACITY {
-                    self.sources
-                        .insert_hash(f.key.src_hash_with(&self.config.seed));
+                    let src = f.key.src_hash_with(&self.config.seed);
+                    self.sources.insert_hash(src);
+                    // The flow's first frame of the epoch: its endpoints against the
+                    // blocklist (keyed with the same seed: the source's digest is
+                    // shared).
+                    if let (false, Some(b)) = (known, &self.blocklist) {
+                        if b.contains_hash(src)
+                            || b.contains_hash(f.key.dst_hash_with(&self.config.seed))
+                        {
+                            self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
+                        }
+                    }
                 }
                 self.packets = self.packets.saturating_add(1);
                 self.bytes = self.bytes.saturating_add(u64::from(len));
@@ -625,6 +703,32 @@ impl<const N: usize> FlowMonitor<N> {
         })
     }
 
+    /// The blocklist's part of the report: the count, its saturation, and the
+    /// largest candidates with a blocklisted endpoint (`threshold`: θ's, for their
+    /// `certain` flag).
+    fn report_blocklisted(&self, out: &mut Report, threshold: u64) {
+        out.blocklisted.clear();
+        out.blocklisted_flows = self.blocklisted_flows;
+        out.blocklisted_saturated = false;
+        let Some(b) = &self.blocklist else {
+            out.blocklist_len = 0;
+            return;
+        };
+        out.blocklist_len = u32::try_from(b.len()).unwrap_or(u32::MAX);
+        out.blocklisted_saturated = self.seen_flows > NEW_FLOW_CAPACITY;
+        for e in self.top.entries() {
+            if !b.matches(&e.key) {
+                continue;
+            }
+            let lower = e.lower.unwrap_or(0);
+            // Threshold 1: every candidate that has weight at all.
+            if let Some(mut el) = self.elephant(e.key, e.count, lower, 1) {
+                el.certain = lower >= threshold;
+                let _ = place(&mut out.blocklisted, el, self.config.share_of);
+            }
+        }
+    }
+
     /// Closes the epoch: writes the report into `out` (no allocation) and starts the next
     /// epoch per the [`EpochPolicy`].
     pub fn end_epoch(&mut self, out: &mut Report) {
@@ -671,6 +775,7 @@ impl<const N: usize> FlowMonitor<N> {
         // Unmonitored flows weigh at most the smallest tracked count (0 if none was
         // ever evicted).
         out.elephants_complete = self.top.min_count() < threshold;
+        self.report_blocklisted(out, threshold);
         match self.config.policy {
             EpochPolicy::Reset => {
                 self.top.clear();
@@ -690,6 +795,7 @@ impl<const N: usize> FlowMonitor<N> {
         self.seen_before_flows = self.seen_flows;
         self.seen_flows = 0;
         self.new_flows = 0;
+        self.blocklisted_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
         self.packets = 0;
@@ -752,10 +858,10 @@ mod tests {
     fn default_fits_64_kib() {
         let m = FlowMonitor::default();
         assert!(m.memory_bytes() <= 64 * 1024, "{}", m.memory_bytes());
-        assert_eq!(m.memory_bytes(), 64_832, "pin the documented size");
+        assert_eq!(m.memory_bytes(), 64_896, "pin the documented size");
         assert_eq!(
             core::mem::size_of::<Report>(),
-            6_328,
+            7_120,
             "pin the documented report size"
         );
         std::println!(

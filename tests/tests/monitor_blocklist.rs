@@ -1,0 +1,239 @@
+//! The monitor's blocklist (issue 19, item 4): a binary fuse filter of addresses, as
+//! `loxo build-filter` writes it, checked against every flow's source and destination
+//! on its first frame of the epoch.
+//!
+//! Asserted, per epoch, for 8- and 16-bit filters, several seeds, floods and epochs
+//! past the new-flow filter's design load:
+//! * `blocklisted_flows` is within the filters' stated errors of the exact number of
+//!   flows with a blocklisted endpoint: at most `exact + FP` (FP: the blocklist's
+//!   false positives, ≤ 2·2^−bits per flow outside it, + 4σ) and — below the
+//!   new-flow filter's design load — at least `exact − misses` (misses: flows whose
+//!   first frame that filter took for known, ≤ its end-of-epoch rate + 4σ);
+//! * past the design load `blocklisted_saturated` is set (the count is then only a
+//!   lower bound, still ≤ `exact + FP`);
+//! * `blocklisted` lists only flows the blocklist matches, with certain bounds that
+//!   contain the exact figures, and every blocklisted flow holding ≥ 1/256 of the
+//!   epoch (above the candidates' smallest count), the largest first.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashSet;
+
+use loxo_bloom::{BinaryFuse16, BinaryFuse8};
+use loxo_core::{DecodeError, Seed};
+use loxo_flow::{Blocklist, Config, FlowMonitor, Report, NEW_FLOW_CAPACITY};
+use loxo_tests::traffic::{self, Epoch, Flow};
+use loxo_tests::zipf::SplitMix;
+
+const SEED: Seed = Seed::new(0x00b1_0c4e, 0x0011_57ed);
+
+/// A `binary-fuse` frame over `addresses` (each 4 bytes), leaked so the monitor can
+/// hold a `'static` view as a firmware holds one in flash.
+fn blocklist(addresses: &HashSet<[u8; 4]>, bits: u32, seed: Seed) -> Blocklist<'static> {
+    let hashes: Vec<_> = addresses.iter().map(|a| seed.hash(a)).collect();
+    let frame = if bits == 8 {
+        let b = BinaryFuse8::build(&hashes).unwrap();
+        let f = BinaryFuse8::from_parts(seed, b.layout, &b.fingerprints).unwrap();
+        let mut v = vec![0u8; f.encoded_len()];
+        f.encode_into(&mut v).unwrap();
+        v
+    } else {
+        let b = BinaryFuse16::build(&hashes).unwrap();
+        let f = BinaryFuse16::from_parts(seed, b.layout, &b.fingerprints).unwrap();
+        let mut v = vec![0u8; f.encoded_len()];
+        f.encode_into(&mut v).unwrap();
+        v
+    };
+    Blocklist::from_bytes(Vec::leak(frame), seed).unwrap()
+}
+
+/// The set: every `every`-th distinct source and destination of `e` (in order of
+/// appearance), plus `noise` addresses that never occur (100.64.0.0/10).
+fn pick(e: &Epoch, every: usize, noise: u32) -> HashSet<[u8; 4]> {
+    let mut seen = HashSet::new();
+    let mut set = HashSet::new();
+    for (f, _) in &e.frames {
+        for a in [f.src, f.dst] {
+            if seen.insert(a) && seen.len() % every == 0 {
+                set.insert(a);
+            }
+        }
+    }
+    for i in 0..noise {
+        set.insert((0x6440_0000 | i).to_be_bytes());
+    }
+    set
+}
+
+fn blocked(f: &Flow, set: &HashSet<[u8; 4]>) -> bool {
+    set.contains(&f.src) || set.contains(&f.dst)
+}
+
+/// Feeds one epoch and checks its blocklist figures; returns the report.
+fn check(name: &str, m: &mut FlowMonitor, e: &Epoch, set: &HashSet<[u8; 4]>) -> Report {
+    for &(flow, len) in &e.frames {
+        m.feed(&flow.frame(usize::from(len)));
+    }
+    let mut r = Report::default();
+    m.end_epoch(&mut r);
+    let b = *m.blocklist().unwrap();
+    let counts = e.counts();
+    let exact = counts.keys().filter(|f| blocked(f, set)).count() as f64;
+    let outside = counts.len() as f64 - exact;
+    let got = r.blocklisted_flows as f64;
+    // False positives: each flow outside the set matches with p ≤ 2·2^−bits.
+    let p = 2.0 * b.fpr();
+    let fp = outside * p + 4.0 * (outside * p * (1.0 - p)).sqrt() + 1.0;
+    assert!(got <= exact + fp, "{name}: {got} > {exact} + {fp:.1}");
+    let saturated = counts.len() > NEW_FLOW_CAPACITY as usize;
+    assert_eq!(r.blocklisted_saturated, saturated, "{name}");
+    if !saturated {
+        // Misses: a blocklisted flow whose first frame the new-flow filter took for
+        // known; its rate is at most the filter's end-of-epoch false-positive rate.
+        let q = f64::from(r.new_flows_fpr);
+        let miss = exact * q + 4.0 * (exact * q * (1.0 - q)).sqrt() + 1.0;
+        assert!(got >= exact - miss, "{name}: {got} < {exact} − {miss:.1}");
+    }
+    assert_eq!(r.blocklist_len as usize, b.len(), "{name}");
+    // The largest blocklisted flows.
+    let heavy: Vec<_> = counts.iter().filter(|(f, _)| blocked(f, set)).collect();
+    let total = e.total().bytes;
+    for el in &r.blocklisted {
+        assert!(
+            b.matches(&el.key),
+            "{name}: listed {:?} does not match",
+            el.key
+        );
+        let (f, c) = counts
+            .iter()
+            .find(|(f, _)| f.key() == el.key)
+            .expect("a listed flow is in the traffic");
+        assert!(
+            el.bytes.contains(c.bytes),
+            "{name}: {f:?} {c:?} {:?}",
+            el.bytes
+        );
+        assert!(el.packets.upper >= c.packets, "{name}: {f:?} {c:?}");
+    }
+    // A blocklisted flow above 1/256 of the epoch is a candidate, with an upper
+    // bound ≥ its weight: it is listed, or the list is full of flows that rank
+    // before it (certain elephants, or upper bounds at least its weight).
+    for (f, c) in &heavy {
+        if c.bytes * 256 > total && !r.blocklisted.iter().any(|el| el.key == f.key()) {
+            assert!(
+                r.blocklisted.is_full()
+                    && r.blocklisted
+                        .iter()
+                        .all(|el| el.certain || el.bytes.upper >= c.bytes),
+                "{name}: blocklisted {f:?} with {} of {total} bytes not listed",
+                c.bytes
+            );
+        }
+    }
+    let uppers: Vec<_> = r.blocklisted.iter().map(|e| e.bytes.upper).collect();
+    let certain = r.blocklisted.iter().filter(|e| e.certain).count();
+    assert!(
+        uppers[certain..].windows(2).all(|w| w[0] >= w[1]),
+        "{name}: {uppers:?}"
+    );
+    r
+}
+
+fn monitor(b: Blocklist<'static>) -> Box<FlowMonitor> {
+    let mut m = Box::new(FlowMonitor::new(Config {
+        seed: SEED,
+        ..Config::default()
+    }));
+    m.set_blocklist(Some(b)).unwrap();
+    m
+}
+
+#[test]
+fn counts_and_lists_blocklisted_flows_over_epochs() {
+    for bits in [8, 16] {
+        for seed in [1u64, 2, 3] {
+            // Six consecutive epochs of one population: flows persist across epochs
+            // (each is counted again on its first frame of every epoch), with a
+            // 30 % one-packet flood in the odd ones.
+            let epochs: Vec<Epoch> = (0..6)
+                .map(|i| {
+                    let flood = if i % 2 == 1 { 0.3 } else { 0.0 };
+                    traffic::zipf(12_000, 3_000, 1.0, flood, seed * 100 + i)
+                })
+                .collect();
+            let mut all = Epoch::default();
+            for e in &epochs {
+                all.frames.extend_from_slice(&e.frames);
+            }
+            let set = pick(&all, 7, 5_000);
+            let mut m = monitor(blocklist(&set, bits, SEED));
+            let mut listed = 0;
+            for (i, e) in epochs.iter().enumerate() {
+                let r = check(
+                    &format!("{bits}-bit seed {seed} epoch {i}"),
+                    &mut m,
+                    e,
+                    &set,
+                );
+                assert!(r.blocklisted_flows > 0);
+                listed += r.blocklisted.len();
+            }
+            assert!(listed > 0, "some blocklisted flow is heavy enough to list");
+        }
+    }
+}
+
+#[test]
+fn a_flood_from_or_to_blocklisted_addresses_and_overload() {
+    // The flood's target (203.0.113.7) is blocklisted: every flood packet is a
+    // blocklisted flow. 10⁵ frames, half of them flood: ~10× the new-flow filter's
+    // design load, so the count must be flagged.
+    let e = traffic::zipf(100_000, 20_000, 1.0, 0.5, 9);
+    let mut set = pick(&e, 50, 1_000);
+    set.insert([203, 0, 113, 7]);
+    let mut m = monitor(blocklist(&set, 8, SEED));
+    let r = check("flood, 10× load", &mut m, &e, &set);
+    assert!(r.blocklisted_saturated);
+    // Below the load: a flood of 2 000 packets among 2 000 regular flows.
+    let e = traffic::zipf(8_000, 1_000, 1.0, 0.25, 10);
+    let r = check("flood, within load", &mut m, &e, &set);
+    assert!(!r.blocklisted_saturated);
+    assert!(r.blocklisted_flows >= 1_900, "{}", r.blocklisted_flows);
+}
+
+#[test]
+fn no_blocklist_reports_nothing_and_a_foreign_seed_is_refused() {
+    let e = traffic::zipf(5_000, 500, 1.0, 0.0, 4);
+    let mut m = Box::new(FlowMonitor::new(Config {
+        seed: SEED,
+        ..Config::default()
+    }));
+    for &(flow, len) in &e.frames {
+        m.feed(&flow.frame(usize::from(len)));
+    }
+    let mut r = Report::default();
+    m.end_epoch(&mut r);
+    assert_eq!(
+        (r.blocklist_len, r.blocklisted_flows, r.blocklisted.len()),
+        (0, 0, 0)
+    );
+    let set = pick(&e, 3, 0);
+    let other = blocklist(&set, 8, Seed::new(5, 6));
+    assert_eq!(m.set_blocklist(Some(other)), Err(DecodeError::SeedMismatch));
+    assert!(m.blocklist().is_none());
+    // A frame of another seed does not even decode as this seed's blocklist.
+    let hashes: Vec<_> = set.iter().map(|a| Seed::new(5, 6).hash(a)).collect();
+    let b = BinaryFuse8::build(&hashes).unwrap();
+    let f = BinaryFuse8::from_parts(Seed::new(5, 6), b.layout, &b.fingerprints).unwrap();
+    let mut v = vec![0u8; f.encoded_len()];
+    f.encode_into(&mut v).unwrap();
+    assert_eq!(
+        Blocklist::from_bytes(&v, SEED),
+        Err(DecodeError::SeedMismatch)
+    );
+    // Random bytes are an error, never a panic.
+    let mut rng = SplitMix::new(7);
+    for len in 0..200 {
+        let junk: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+        assert!(Blocklist::from_bytes(&junk, SEED).is_err());
+    }
+}
