@@ -11,6 +11,10 @@
 //! The network (`LOXO_DEVICE_IP`, `LOXO_DEVICE_PREFIX`, `LOXO_COLLECTOR_IP`,
 //! `LOXO_GATEWAY_IP`, `LOXO_OBSERVATION_DOMAIN`) is set at build time too, with
 //! defaults that match `loxo replay`'s demo network.
+//!
+//! A blocklist (`LOXO_BLOCKLIST`: the path of a `binary-fuse` frame written by
+//! `loxo build-filter --seed` with the device seed) is placed in flash; `cargo xtask
+//! demo` generates one.
 use std::{env, fs, io::Read, path::PathBuf};
 
 /// 16 bytes from `var` (32 hex digits), or random ones; and where they came from.
@@ -107,6 +111,19 @@ fn main() {
              pub(crate) const OBSERVATION_DOMAIN: u32 = {domain};\n"
         ),
     );
+    // The blocklist to flash: a `binary-fuse` frame (`loxo build-filter --seed` with
+    // the device seed) named by `LOXO_BLOCKLIST`; none (an empty file) when unset.
+    println!("cargo:rerun-if-env-changed=LOXO_BLOCKLIST");
+    let blocklist = match env::var_os("LOXO_BLOCKLIST") {
+        Some(path) => {
+            println!("cargo:rerun-if-changed={}", PathBuf::from(&path).display());
+            fs::read(&path).unwrap_or_else(|e| {
+                panic!("LOXO_BLOCKLIST={}: {e}", PathBuf::from(&path).display())
+            })
+        }
+        None => Vec::new(),
+    };
+    let _ = fs::write(out.join("blocklist.loxo"), blocklist);
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed=link/memory.x");
     println!("cargo:rerun-if-changed=build.rs");

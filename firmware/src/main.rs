@@ -96,6 +96,10 @@ const CONFIG: Config = Config {
     policy: EpochPolicy::Reset,
 };
 static mut MONITOR: FlowMonitor = FlowMonitor::new(CONFIG);
+/// The blocklist in flash: a `binary-fuse` frame written on the host by `loxo
+/// build-filter --seed` with the device seed (`LOXO_BLOCKLIST` at build time; `cargo
+/// xtask demo` generates one); empty when none was given.
+static BLOCKLIST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/blocklist.loxo"));
 static mut REPORT: Report = Report::new();
 /// smoltcp's socket buffer and the closing epoch's encoded sketches (`.bss`).
 static mut NET_BUFFERS: NetBuffers = NetBuffers::new();
@@ -154,6 +158,23 @@ fn main() -> ! {
         OBSERVATION_DOMAIN,
         storage,
     );
+    if !BLOCKLIST.is_empty() {
+        // Checked once (CRC, kind, seed fingerprint, geometry), then only read.
+        match loxo_flow::Blocklist::from_bytes(BLOCKLIST, SEED)
+            .and_then(|b| monitor.set_blocklist(Some(b)).map(|()| b))
+        {
+            Ok(b) => defmt::info!(
+                "blocklist: addresses={=usize} fingerprint_bits={=u32} flash_bytes={=usize}",
+                b.len(),
+                b.bits(),
+                BLOCKLIST.len()
+            ),
+            Err(e) => {
+                defmt::error!("blocklist: {}", e);
+                exit(1);
+            }
+        }
+    }
     let ipfix = match loxo_ipfix::Exporter::new(loxo_ipfix::Config {
         observation_domain_id: OBSERVATION_DOMAIN,
         ..loxo_ipfix::Config::DEFAULT
@@ -532,6 +553,28 @@ fn close_epoch(monitor: &mut FlowMonitor, r: &mut Report, t: &mut Totals, led: &
             e.packets.saturated,
             e.key
         );
+    }
+    if r.blocklist_len > 0 {
+        defmt::info!(
+            "blocklisted: epoch={=u32} flows={=u64} saturated={=bool} listed={=usize}",
+            r.epoch,
+            r.blocklisted_flows,
+            r.blocklisted_saturated,
+            r.blocklisted.len()
+        );
+        for (rank, e) in r.blocklisted.iter().enumerate() {
+            defmt::info!(
+                "blocklisted_flow: epoch={=u32} rank={=usize} elephant={=str} bytes_lower={=u64} bytes_upper={=u64} packets_lower={=u64} packets_upper={=u64} flow={}",
+                r.epoch,
+                rank,
+                if e.certain { "certain" } else { "no" },
+                e.bytes.lower,
+                e.bytes.upper,
+                e.packets.lower,
+                e.packets.upper,
+                e.key
+            );
+        }
     }
     for reason in ParseError::ALL {
         let n = r.errors.get(reason.index()).copied().unwrap_or(0);

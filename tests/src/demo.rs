@@ -1,8 +1,12 @@
 //! Running `cargo xtask demo` (the firmware in QEMU fed by `loxo replay`) from a test,
 //! in the target directory the end-to-end test builds, with fixed test provisioning.
 
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use loxo_flow::FlowKey;
 
 /// The device seed tests provision (devices get random ones).
 pub const TEST_DEVICE_SEED: &str = "0123456789abcdef0f1e2d3c4b5a6978";
@@ -44,4 +48,38 @@ pub fn run(target_tmpdir: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     }
     cmd.output()
         .unwrap_or_else(|e| panic!("cannot run cargo xtask demo: {e}"))
+}
+
+/// `key=value` pairs of a log line after `prefix`.
+pub fn fields<'a>(line: &'a str, prefix: &str) -> Option<BTreeMap<&'a str, &'a str>> {
+    let rest = &line[line.find(prefix)? + prefix.len()..];
+    let rest = rest.split(" key=[").next().unwrap_or(rest);
+    Some(
+        rest.split_whitespace()
+            .filter_map(|p| p.split_once('='))
+            .collect(),
+    )
+}
+
+/// The flow of an `elephant:` line, from its text after `flow=`
+/// (`10.0.0.1:1234 -> 10.0.0.2:80 proto 6 (tcp)`, IPv6 in brackets).
+///
+/// # Panics
+/// If the line has no such flow.
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub fn flow_key(line: &str) -> FlowKey {
+    let text = &line[line.find("flow=").expect("flow=") + 5..];
+    let (src, rest) = text.split_once(" -> ").expect("->");
+    let (dst, rest) = rest.split_once(" proto ").expect("proto");
+    let proto: u8 = rest.split_whitespace().next().unwrap().parse().unwrap();
+    let (s, d): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
+    match (s.ip(), d.ip()) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => {
+            FlowKey::v4(a.octets(), b.octets(), s.port(), d.port(), proto)
+        }
+        (IpAddr::V6(a), IpAddr::V6(b)) => {
+            FlowKey::v6(a.octets(), b.octets(), s.port(), d.port(), proto)
+        }
+        _ => panic!("mixed families in {line}"),
+    }
 }

@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use loxo_cli::exact::Exact;
 use loxo_cli::trace::{generate_with_truth, Expected, FrameTruth, Popularity, TraceConfig};
 use loxo_flow::{ByteWeight, FlowKey, Theta, FLOWS_P, SOURCES_P};
+use loxo_tests::demo::{fields, flow_key};
 use loxo_tests::hll_theory::check_estimate;
 
 const FRAMES: u64 = 100_000;
@@ -51,36 +52,6 @@ struct Reported {
     bytes_upper: u64,
     packets_upper: u64,
     key: FlowKey,
-}
-
-/// `key=value` pairs of a log line after `prefix`.
-fn fields<'a>(line: &'a str, prefix: &str) -> Option<BTreeMap<&'a str, &'a str>> {
-    let rest = &line[line.find(prefix)? + prefix.len()..];
-    let rest = rest.split(" key=[").next().unwrap_or(rest);
-    Some(
-        rest.split_whitespace()
-            .filter_map(|p| p.split_once('='))
-            .collect(),
-    )
-}
-
-/// The flow of an `elephant:` line, from its text after `flow=`
-/// (`10.0.0.1:1234 -> 10.0.0.2:80 proto 6 (tcp)`, IPv6 in brackets).
-fn flow_key(line: &str) -> FlowKey {
-    let text = &line[line.find("flow=").expect("flow=") + 5..];
-    let (src, rest) = text.split_once(" -> ").expect("->");
-    let (dst, rest) = rest.split_once(" proto ").expect("proto");
-    let proto: u8 = rest.split_whitespace().next().unwrap().parse().unwrap();
-    let (s, d): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
-    match (s.ip(), d.ip()) {
-        (IpAddr::V4(a), IpAddr::V4(b)) => {
-            FlowKey::v4(a.octets(), b.octets(), s.port(), d.port(), proto)
-        }
-        (IpAddr::V6(a), IpAddr::V6(b)) => {
-            FlowKey::v6(a.octets(), b.octets(), s.port(), d.port(), proto)
-        }
-        _ => panic!("mixed families in {line}"),
-    }
 }
 
 #[test]

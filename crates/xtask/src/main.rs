@@ -14,6 +14,11 @@
 //! `key=value` pairs one per line (`report.KEY=VALUE`) for scripts and tests. The
 //! firmware's `cost:` line (SysTick ticks × 40) counts instructions only under
 //! `--icount` (`-icount shift=0`); without it, it is left out.
+//!
+//! `--blocklist` also writes a blocklist of the trace's addresses (`out/blocklist.txt`:
+//! the source of every 40th flow, the first flow's destination, and a /22 that never
+//! occurs), builds it with `loxo build-filter` under the device seed and flashes it:
+//! the log then has a `blocklisted:` line per epoch and the largest blocklisted flows.
 
 use std::io::{Read, Write};
 use std::net::UdpSocket;
@@ -24,7 +29,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 const USAGE: &str =
-    "usage: cargo xtask demo [--frames N] [--seed N] [--pcap FILE] [--sketch-dir DIR] [--icount] [--timeout SECS] [--summary] [--batch-bytes N]";
+    "usage: cargo xtask demo [--frames N] [--seed N] [--pcap FILE] [--sketch-dir DIR] [--icount] [--timeout SECS] [--summary] [--batch-bytes N] [--blocklist]";
 
 #[derive(Debug)]
 struct Opts {
@@ -37,6 +42,9 @@ struct Opts {
     summary: bool,
     /// `loxo replay --batch-bytes` (None: replay's default, which fits the RX FIFO).
     batch_bytes: Option<usize>,
+    /// Flash a generated blocklist (`--blocklist`; off by default: it costs the
+    /// monitor ~90 instructions per frame on the demo trace, past its budget).
+    blocklist: bool,
 }
 
 fn main() -> ExitCode {
@@ -73,6 +81,7 @@ fn run() -> anyhow::Result<ExitCode> {
         timeout: 600,
         summary: false,
         batch_bytes: None,
+        blocklist: false,
     };
     while let Some(a) = args.next() {
         let mut val = || {
@@ -87,6 +96,7 @@ fn run() -> anyhow::Result<ExitCode> {
             "--timeout" => o.timeout = val()?.parse().context("--timeout")?,
             "--icount" => o.icount = true,
             "--summary" => o.summary = true,
+            "--blocklist" => o.blocklist = true,
             "--batch-bytes" => o.batch_bytes = Some(val()?.parse().context("--batch-bytes")?),
             _ => bail!("unknown option {a}\n{USAGE}"),
         }
@@ -321,28 +331,15 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     let out_dir = root.join("out");
     std::fs::create_dir_all(&out_dir)?;
     let (seed_file, key_file) = provisioning(&out_dir)?;
-    let (elf, loxo) = build_all(&root, &seed_file, &key_file)?;
+    let loxo = build_loxo(&root)?;
 
-    let pcap = if let Some(p) = &o.pcap {
-        p.clone()
+    let pcap = demo_trace(o, &loxo, &out_dir)?;
+    let blocklist = if o.blocklist {
+        Some(make_blocklist(&loxo, &pcap, &out_dir, &seed_file)?)
     } else {
-        let p = out_dir.join(format!("demo-{}.pcap", o.seed));
-        eprintln!("xtask: generating {} frames into {}", o.frames, p.display());
-        // Zipf(1.0) over 10 000 flows (IPv4/IPv6/VLAN/QinQ, fragments, ICMP), 1 %
-        // malformed frames, seeded: the same trace on every machine.
-        check(
-            Command::new(&loxo)
-                .arg("gen")
-                .arg("--output")
-                .arg(&p)
-                .args(["--packets", &o.frames.to_string()])
-                .args(["--flows", "10000", "--zipf", "1.0", "--malformed", "0.01"])
-                .args(["--seed", &o.seed.to_string()])
-                .status()?,
-            "loxo gen",
-        )?;
-        p
+        None
     };
+    let elf = build_firmware(&root, &seed_file, &key_file, blocklist.as_deref())?;
 
     let (host_port, nic_port) = free_ports()?;
     let mut qemu = qemu_command((host_port, nic_port), o.icount);
@@ -549,30 +546,99 @@ fn provision(path: &Path, var: &str) -> anyhow::Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
-/// Builds the firmware ELF (provisioned with the seed and key files) and the `loxo`
-/// binary; returns their paths.
-fn build_all(root: &Path, seed: &Path, key: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
-    eprintln!("xtask: building the firmware (release, thumbv7em-none-eabihf)");
-    let fw_dir = root.join("firmware");
-    let read = |p: &Path| -> anyhow::Result<String> {
-        Ok(std::fs::read_to_string(p)
-            .with_context(|| format!("reading {}", p.display()))?
-            .trim()
-            .to_owned())
-    };
-    check(
-        Command::new(cargo())
-            .args(["build", "--release"])
-            .current_dir(&fw_dir)
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("RUSTFLAGS")
-            .env("LOXO_DEVICE_SEED", read(seed)?)
-            .env("LOXO_CONTROL_KEY", read(key)?)
-            .status()?,
-        "firmware build",
-    )?;
-    let elf = fw_dir.join("target/thumbv7em-none-eabihf/release/loxo-firmware");
+/// The demo's trace: `--pcap FILE`, or a seeded `loxo gen` trace (with its truth)
+/// in `out_dir`.
+fn demo_trace(o: &Opts, loxo: &Path, out_dir: &Path) -> anyhow::Result<PathBuf> {
+    Ok(if let Some(p) = &o.pcap {
+        p.clone()
+    } else {
+        let p = out_dir.join(format!("demo-{}.pcap", o.seed));
+        eprintln!("xtask: generating {} frames into {}", o.frames, p.display());
+        // Zipf(1.0) over 10 000 flows (IPv4/IPv6/VLAN/QinQ, fragments, ICMP), 1 %
+        // malformed frames, seeded: the same trace on every machine.
+        check(
+            Command::new(loxo)
+                .arg("gen")
+                .arg("--output")
+                .arg(&p)
+                .args(["--packets", &o.frames.to_string()])
+                .args(["--flows", "10000", "--zipf", "1.0", "--malformed", "0.01"])
+                .args(["--seed", &o.seed.to_string()])
+                .status()?,
+            "loxo gen",
+        )?;
+        p
+    })
+}
 
+/// Addresses of the demo's generated blocklist that never occur in a trace: the
+/// benchmarking range 198.18.0.0/15's first /22 (1 024 addresses, a CIDR line that
+/// `loxo build-filter` expands).
+const BLOCKLIST_NOISE: &str = "198.18.0.0/22";
+/// Every this-many-th distinct flow of the trace (in order of first appearance) has
+/// its source address blocklisted.
+const BLOCKLIST_EVERY: usize = 40;
+
+/// Writes the demo's blocklist — the source of every [`BLOCKLIST_EVERY`]-th flow of
+/// the trace, the destination of the trace's first flow, and [`BLOCKLIST_NOISE`] —
+/// to `out/blocklist.txt`, and builds it with `loxo build-filter` under the device
+/// seed into `out/blocklist.loxo`, the frame the firmware flashes. The flows are
+/// read from the generator's truth beside the pcap; a pcap without one
+/// (`--pcap`) gets the noise addresses only.
+fn make_blocklist(
+    loxo: &Path,
+    pcap: &Path,
+    out_dir: &Path,
+    seed: &Path,
+) -> anyhow::Result<PathBuf> {
+    let mut lines = vec![
+        "# cargo xtask demo: a generated blocklist (flows of the demo trace + never-seen addresses)".to_owned(),
+        BLOCKLIST_NOISE.to_owned(),
+    ];
+    if let Ok(truth) = std::fs::read_to_string(pcap.with_extension("truth.csv")) {
+        let mut flows = std::collections::HashSet::new();
+        let mut first_dst = None;
+        for row in truth.lines().skip(1) {
+            // frame,len,ip_len,expected,error,damage,fragment,flood,src,dst,src_port,dst_port,protocol
+            let f: Vec<&str> = row.split(',').collect();
+            let (Some(&"flow"), Some(&src), Some(&dst)) = (f.get(3), f.get(8), f.get(9)) else {
+                continue;
+            };
+            let key = f.get(8..13).map(|k| k.join(","));
+            if flows.insert(key) {
+                first_dst.get_or_insert_with(|| dst.to_owned());
+                if flows.len() % BLOCKLIST_EVERY == 0 {
+                    lines.push(src.to_owned());
+                }
+            }
+        }
+        lines.extend(first_dst);
+    }
+    let txt = out_dir.join("blocklist.txt");
+    std::fs::write(&txt, lines.join("\n") + "\n")?;
+    let frame = out_dir.join("blocklist.loxo");
+    check(
+        Command::new(loxo)
+            .arg("build-filter")
+            .arg(&txt)
+            .arg("--seed")
+            .arg(seed)
+            .arg("-o")
+            .arg(&frame)
+            .status()?,
+        "loxo build-filter",
+    )?;
+    eprintln!(
+        "xtask: blocklist of {} entries ({}) flashed from {}",
+        lines.len() - 1,
+        txt.display(),
+        frame.display()
+    );
+    Ok(frame)
+}
+
+/// Builds the `loxo` host tool; returns its path.
+fn build_loxo(root: &Path) -> anyhow::Result<PathBuf> {
     eprintln!("xtask: building the loxo host tool");
     check(
         Command::new(cargo())
@@ -583,9 +649,39 @@ fn build_all(root: &Path, seed: &Path, key: &Path) -> anyhow::Result<(PathBuf, P
     )?;
     let target_dir =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let loxo = target_dir.join("release/loxo");
+    Ok(target_dir.join("release/loxo"))
+}
 
-    Ok((elf, loxo))
+/// Builds the firmware ELF, provisioned with the seed and key files and flashing
+/// `blocklist`; returns its path.
+fn build_firmware(
+    root: &Path,
+    seed: &Path,
+    key: &Path,
+    blocklist: Option<&Path>,
+) -> anyhow::Result<PathBuf> {
+    eprintln!("xtask: building the firmware (release, thumbv7em-none-eabihf)");
+    let fw_dir = root.join("firmware");
+    let read = |p: &Path| -> anyhow::Result<String> {
+        Ok(std::fs::read_to_string(p)
+            .with_context(|| format!("reading {}", p.display()))?
+            .trim()
+            .to_owned())
+    };
+    let mut build = Command::new(cargo());
+    build
+        .args(["build", "--release"])
+        .current_dir(&fw_dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("LOXO_BLOCKLIST")
+        .env("LOXO_DEVICE_SEED", read(seed)?)
+        .env("LOXO_CONTROL_KEY", read(key)?);
+    if let Some(b) = blocklist {
+        build.env("LOXO_BLOCKLIST", b);
+    }
+    check(build.status()?, "firmware build")?;
+    Ok(fw_dir.join("target/thumbv7em-none-eabihf/release/loxo-firmware"))
 }
 
 /// Prints the decoded log, and with `summary` its `key=value` pairs. The `cost:` line

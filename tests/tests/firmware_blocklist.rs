@@ -1,0 +1,186 @@
+//! The firmware's blocklist end to end: `cargo xtask demo --blocklist` writes a
+//! blocklist of the trace's addresses (`out/blocklist.txt`), builds it with `loxo
+//! build-filter` under the device seed, flashes it, and the firmware in QEMU counts
+//! and lists the flows it matches. Checked per epoch against the generator's truth
+//! and the same address list:
+//! * `blocklisted: flows=` lies within the filters' stated errors of the exact number
+//!   of flows with a listed endpoint (≤ exact + the blocklist's false positives, ≤
+//!   2·2⁻⁸ per other flow, + 4σ; ≥ exact − the new-flow filters' misses, at most
+//!   `new_flows_fpr`, − 4σ), and is not flagged saturated (the demo stays below the
+//!   filter's design load);
+//! * every `blocklisted_flow:` line is a flow of that epoch whose exact IP bytes lie
+//!   in its bounds, and the heaviest truly blocklisted flow of each full epoch is
+//!   listed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::IpAddr;
+use std::path::Path;
+
+use loxo_cli::exact::Exact;
+use loxo_cli::trace::{generate_with_truth, FrameTruth, Popularity, TraceConfig};
+use loxo_flow::{ByteWeight, FlowKey};
+use loxo_tests::demo::{fields, flow_key};
+
+const FRAMES: u64 = 40_000;
+/// Not `firmware_e2e`'s seed: its own trace file.
+const SEED: u64 = 11;
+/// The firmware's `EPOCH_FRAMES`.
+const EPOCH: usize = 16_384;
+
+/// The addresses of a keys file as `loxo build-filter` reads it (addresses and the
+/// one CIDR line xtask writes, expanded), as network-order bytes.
+fn addresses(text: &str) -> HashSet<Vec<u8>> {
+    let mut set = HashSet::new();
+    for line in text.lines() {
+        let entry = line.split('#').next().unwrap().trim();
+        if entry.is_empty() {
+            continue;
+        }
+        if let Some((net, len)) = entry.split_once('/') {
+            let IpAddr::V4(a) = net.parse::<IpAddr>().unwrap() else {
+                panic!("xtask writes IPv4 prefixes only: {entry}");
+            };
+            let len: u32 = len.parse().unwrap();
+            let base = u32::from(a);
+            for i in 0..1u32 << (32 - len) {
+                set.insert((base + i).to_be_bytes().to_vec());
+            }
+        } else {
+            set.insert(match entry.parse::<IpAddr>().unwrap() {
+                IpAddr::V4(a) => a.octets().to_vec(),
+                IpAddr::V6(a) => a.octets().to_vec(),
+            });
+        }
+    }
+    set
+}
+
+fn blocked(k: &FlowKey, set: &HashSet<Vec<u8>>) -> bool {
+    set.contains(k.src_bytes()) || set.contains(k.dst_bytes())
+}
+
+#[test]
+fn firmware_counts_and_lists_blocklisted_flows() {
+    let out = loxo_tests::demo::run(
+        env!("CARGO_TARGET_TMPDIR"),
+        &[
+            "--blocklist",
+            "--frames",
+            &FRAMES.to_string(),
+            "--seed",
+            &SEED.to_string(),
+            "--timeout",
+            "600",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "demo failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let set = addresses(&std::fs::read_to_string(root.join("out/blocklist.txt")).unwrap());
+    assert!(set.len() > 1_024, "{} addresses", set.len());
+
+    // The truth of the same trace (xtask's `loxo gen` options), per epoch.
+    let cfg = TraceConfig {
+        packets: FRAMES,
+        flows: 10_000,
+        popularity: Popularity::Zipf(1.0),
+        flood: 0.0,
+        malformed: 0.01,
+        seed: SEED,
+        ..TraceConfig::default()
+    };
+    let mut truth: Vec<FrameTruth> = Vec::new();
+    generate_with_truth(&cfg, |_, t| {
+        truth.push(*t);
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    truth.retain(|t| (14..=2048).contains(&t.len));
+    let exact: Vec<Exact> = truth
+        .chunks(EPOCH)
+        .map(|c| {
+            let mut e = Exact::with_weight(ByteWeight::Ip);
+            for t in c {
+                e.feed_truth(t);
+            }
+            e
+        })
+        .collect();
+
+    let mut epochs: BTreeMap<usize, BTreeMap<&str, &str>> = BTreeMap::new();
+    let mut summary: BTreeMap<usize, BTreeMap<&str, &str>> = BTreeMap::new();
+    let mut listed: BTreeMap<usize, Vec<(FlowKey, u64, u64)>> = BTreeMap::new();
+    for line in stdout.lines() {
+        if let Some(f) = fields(line, "blocklisted_flow: ") {
+            listed
+                .entry(f["epoch"].parse().unwrap())
+                .or_default()
+                .push((
+                    flow_key(line),
+                    f["bytes_lower"].parse().unwrap(),
+                    f["bytes_upper"].parse().unwrap(),
+                ));
+        } else if let Some(f) = fields(line, "blocklisted: ") {
+            summary.insert(f["epoch"].parse().unwrap(), f);
+        } else if let Some(f) = fields(line, "epoch: ") {
+            epochs.insert(f["n"].parse().unwrap(), f);
+        }
+    }
+    assert!(stdout.contains("blocklist: addresses="), "{stdout}");
+    assert_eq!(
+        summary.len(),
+        exact.len(),
+        "one blocklisted: line per epoch"
+    );
+    let mut hits = 0;
+    for (i, ex) in exact.iter().enumerate() {
+        let s = &summary[&i];
+        let got: f64 = s["flows"].parse().unwrap();
+        let flows = ex.flows.len() as f64;
+        let truly = ex.flows.keys().filter(|k| blocked(k, &set)).count() as f64;
+        let p = 2.0 / 256.0;
+        let outside = flows - truly;
+        let fp = outside * p + 4.0 * (outside * p * (1.0 - p)).sqrt() + 1.0;
+        let q: f64 = epochs[&i]["new_flows_fpr_ppm"].parse::<f64>().unwrap() / 1e6;
+        let miss = truly * q + 4.0 * (truly * q * (1.0 - q)).sqrt() + 1.0;
+        println!("epoch {i}: blocklisted {got} of exactly {truly} (flows {flows})");
+        assert_eq!(s["saturated"], "false", "epoch {i}");
+        assert!(
+            got <= truly + fp && got >= truly - miss,
+            "epoch {i}: {got} vs {truly} (+{fp:.1} / −{miss:.1})"
+        );
+        hits += truly as u64;
+        let l = listed.remove(&i).unwrap_or_default();
+        for (k, lo, hi) in &l {
+            let c = ex
+                .flows
+                .get(k)
+                .unwrap_or_else(|| panic!("epoch {i}: {k} not in the epoch"));
+            assert!(
+                *lo <= c.bytes && c.bytes <= *hi,
+                "epoch {i}: {k} {} not in [{lo}, {hi}]",
+                c.bytes
+            );
+        }
+        if ex.total.packets > 10_000 {
+            let heaviest = ex
+                .flows
+                .iter()
+                .filter(|(k, _)| blocked(k, &set))
+                .max_by_key(|(_, c)| c.bytes)
+                .map(|(k, _)| *k)
+                .unwrap();
+            assert!(
+                l.iter().any(|(k, ..)| *k == heaviest),
+                "epoch {i}: the heaviest blocklisted flow {heaviest} is not listed"
+            );
+        }
+    }
+    assert!(hits > 100, "the demo trace has blocklisted flows: {hits}");
+}
