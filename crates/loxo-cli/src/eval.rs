@@ -2,7 +2,8 @@
 
 use std::collections::HashSet;
 
-use loxo_flow::{Bounds, Config, FlowKey, FlowMonitor, ParseError, Report, ShareOf};
+use loxo_core::DecodeError;
+use loxo_flow::{Blocklist, Bounds, Config, FlowKey, FlowMonitor, ParseError, Report, ShareOf};
 
 use crate::exact::{Counts, Exact};
 
@@ -54,6 +55,9 @@ pub struct EpochResult {
     pub are: f64,
     /// Smallest true share among reported elephants (1 if none).
     pub min_reported_share: f64,
+    /// Exact flows of the epoch the blocklist matches (0 without one): what the
+    /// monitor's `blocklisted_flows` counts, but for its new-flow filter's misses.
+    pub exact_blocklisted: usize,
 }
 
 /// Evaluates a frame stream; `epoch_packets` = 0 means one epoch for the whole stream.
@@ -64,6 +68,8 @@ pub struct Evaluator {
     report: Box<Report>,
     /// The previous epoch's flows (for exact new-flow counts).
     previous: HashSet<FlowKey>,
+    /// The monitor's blocklist, for the exact count of the flows it matches.
+    blocklist: Option<Blocklist<'static>>,
     /// Finished epochs.
     pub results: Vec<EpochResult>,
 }
@@ -85,8 +91,20 @@ impl Evaluator {
             config,
             report: Box::default(),
             previous: HashSet::new(),
+            blocklist: None,
             results: Vec::new(),
         }
+    }
+
+    /// Gives the monitor a blocklist ([`FlowMonitor::set_blocklist`]); each epoch's
+    /// result then also counts the exact flows it matches.
+    ///
+    /// # Errors
+    /// [`DecodeError::SeedMismatch`] when it was built under another seed.
+    pub fn set_blocklist(&mut self, b: Blocklist<'static>) -> Result<(), DecodeError> {
+        self.monitor.set_blocklist(Some(b))?;
+        self.blocklist = Some(b);
+        Ok(())
     }
 
     /// The monitor's memory in bytes.
@@ -187,6 +205,9 @@ impl Evaluator {
             .filter(|k| !self.previous.contains(*k))
             .count();
         let exact_sources = ex.sources();
+        let exact_blocklisted = self
+            .blocklist
+            .map_or(0, |b| ex.flows.keys().filter(|k| b.matches(k)).count());
         self.results.push(EpochResult {
             epoch: self.report.epoch,
             report: (*self.report).clone(),
@@ -201,6 +222,7 @@ impl Evaluator {
             f1,
             are,
             min_reported_share,
+            exact_blocklisted,
         });
         self.previous = ex.flows.into_keys().collect();
     }

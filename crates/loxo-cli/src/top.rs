@@ -76,6 +76,12 @@ pub(crate) struct Args {
     /// The IPFIX observation domain ID.
     #[arg(long, value_name = "ID", default_value_t = 1, requires = "ipfix")]
     ipfix_domain: u32,
+    /// A blocklist (`loxo build-filter`'s output): count each epoch's flows whose
+    /// source or destination it holds and list the largest. It must be built under
+    /// the run's seed: `--seed`, or by default the key file beside it (FILE.key,
+    /// which `loxo build-filter` writes when it draws the seed).
+    #[arg(long, value_name = "FILE")]
+    blocklist: Option<PathBuf>,
 }
 
 impl Args {
@@ -92,10 +98,7 @@ impl Args {
 /// Runs `loxo top`.
 pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let theta = Theta::parse(&a.theta).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
-    let seed = match &a.seed {
-        Some(s) => loxo_cli::key::read_key(s)?,
-        None => loxo_cli::key::random_seed(),
-    };
+    let seed = seed(a)?;
     let config = Config {
         seed,
         theta,
@@ -128,6 +131,9 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("{name}"))?;
     let format = reader.format();
     let mut ev = Evaluator::new(config);
+    if let Some(path) = &a.blocklist {
+        set_blocklist(&mut ev, path, seed)?;
+    }
     let mut snapped = Snapped::default();
     let (mut scratch, mut whole) = (Vec::new(), Vec::new());
     let mut spans = crate::ipfix::Spans::new();
@@ -186,6 +192,72 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
             ExitCode::FAILURE
         }
     })
+}
+
+/// The run's seed: `--seed`, else the key file beside `--blocklist`, else random.
+fn seed(a: &Args) -> anyhow::Result<loxo_core::Seed> {
+    Ok(match (&a.seed, &a.blocklist) {
+        (Some(s), _) => loxo_cli::key::read_key(s)?,
+        (None, Some(b)) => {
+            let mut k = b.as_os_str().to_owned();
+            k.push(".key");
+            let k = PathBuf::from(k);
+            loxo_cli::key::read_key(&k.display().to_string())
+                .with_context(|| format!("--blocklist {} without --seed: its seed", b.display()))?
+        }
+        (None, None) => loxo_cli::key::random_seed(),
+    })
+}
+
+/// Reads the blocklist frame at `path` and gives it to the evaluator's monitor.
+fn set_blocklist(
+    ev: &mut Evaluator,
+    path: &std::path::Path,
+    seed: loxo_core::Seed,
+) -> anyhow::Result<()> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read the blocklist {}", path.display()))?;
+    // The monitor holds a `'static` view, as a firmware holds one in flash.
+    let bytes: &'static [u8] = Vec::leak(bytes);
+    let b = loxo_flow::Blocklist::from_bytes(bytes, seed)
+        .map_err(|e| anyhow::anyhow!("--blocklist {}: {e}", path.display()))?;
+    ev.set_blocklist(b)
+        .map_err(|e| anyhow::anyhow!("--blocklist {}: {e}", path.display()))
+}
+
+/// One line per parse error reason that occurred.
+fn print_malformed(errors: &[u64; ParseError::COUNT]) {
+    for e in ParseError::ALL {
+        let n = errors[e.index()];
+        if n > 0 {
+            println!("  malformed {}: {n}", e.name());
+        }
+    }
+}
+
+/// The epoch's blocklist lines (none without a blocklist).
+fn print_blocklisted(r: &EpochResult) {
+    if r.report.blocklist_len == 0 {
+        return;
+    }
+    let saturated = if r.report.blocklisted_saturated {
+        " SATURATED (a lower bound: more flows than the new-flow filter holds)"
+    } else {
+        ""
+    };
+    println!(
+        "  blocklisted flows {} (exact flows the blocklist matches {}){saturated}",
+        r.report.blocklisted_flows, r.exact_blocklisted
+    );
+    for e in &r.report.blocklisted {
+        println!(
+            "    {:<56} {:>8} bytes {:>26} packets {:>22}",
+            e.key.to_string(),
+            if e.certain { "elephant" } else { "" },
+            bounds_text(&e.bytes),
+            bounds_text(&e.packets)
+        );
+    }
 }
 
 /// Frames whose headers the snap length cut, per epoch: not counted anywhere else.
@@ -289,6 +361,17 @@ fn to_json(
                 })).collect::<Vec<_>>(),
                 "precision": r.precision, "recall": r.recall, "f1": r.f1, "are": r.are,
                 "min_reported_true_share": r.min_reported_share,
+                "blocklisted": (r.report.blocklist_len > 0).then(|| json!({
+                    "flows": r.report.blocklisted_flows,
+                    "saturated": r.report.blocklisted_saturated,
+                    "exact_flows_matched": r.exact_blocklisted,
+                    "largest": r.report.blocklisted.iter().map(|e| json!({
+                        "key": e.key.to_string(),
+                        "elephant": e.certain,
+                        "bytes": bounds_json(&e.bytes),
+                        "packets": bounds_json(&e.packets),
+                    })).collect::<Vec<_>>(),
+                })),
             })
         })
         .collect();
@@ -392,12 +475,7 @@ fn print_text(
         if cut > 0 {
             println!("  cut by the snap length (headers incomplete, not counted): {cut}");
         }
-        for e in ParseError::ALL {
-            let n = r.report.errors[e.index()];
-            if n > 0 {
-                println!("  malformed {}: {n}", e.name());
-            }
-        }
+        print_malformed(&r.report.errors);
         println!(
             "  {:<56} {:>8} {:>26} {:>12} {:>22} {:>9} {:>7}",
             "flow", "status", "bytes", "exact bytes", "packets", "exact pk", "share%"
@@ -425,6 +503,7 @@ fn print_text(
                 "  WARNING: theta is below what this epoch could certify: flows at theta may be missing"
             );
         }
+        print_blocklisted(r);
         println!(
             "  exact elephants {}, reported {}: precision {:.3} recall {:.3} F1 {:.3} ARE {:.4}",
             r.exact_elephants.len(),
