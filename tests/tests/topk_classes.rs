@@ -475,7 +475,7 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         "bytes",
         "TieredTopK 64×4 + 848 cold",
         1.00,
-        1.2000000000000001e-3,
+        8.4e-4,
     ),
     (
         "Zipf 1.0",
@@ -488,8 +488,8 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         "Zipf 1.0",
         "bytes",
         "TieredTopK 64×4 + 848 cold",
-        0.99,
-        2.5e-4,
+        1.00,
+        2.2e-4,
     ),
     (
         "Zipf 1.2",
@@ -503,7 +503,7 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         "bytes",
         "TieredTopK 64×4 + 848 cold",
         1.00,
-        1.1e-4,
+        6.8e-5,
     ),
     (
         "lognormal",
@@ -516,8 +516,8 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         "lognormal",
         "bytes",
         "TieredTopK 64×4 + 848 cold",
-        1.00,
-        2.4000000000000002e-3,
+        0.99,
+        1.4e-3,
     ),
     (
         "hot-set change",
@@ -531,7 +531,7 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         "bytes",
         "TieredTopK 64×4 + 848 cold",
         0.99,
-        2.9000000000000002e-3,
+        1.7000000000000001e-3,
     ),
     (
         "Zipf 0.9 + 50 % flood",
@@ -545,7 +545,7 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         "bytes",
         "TieredTopK 64×4 + 848 cold",
         0.99,
-        3.4000000000000002e-3,
+        1.4e-3,
     ),
     (
         "Zipf 0.9 + 90 % flood",
@@ -558,8 +558,8 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
         "Zipf 0.9 + 90 % flood",
         "bytes",
         "TieredTopK 64×4 + 848 cold",
-        0.86,
-        7.100000000000001e-2,
+        0.97,
+        3.4e-2,
     ),
 ];
 
@@ -677,4 +677,56 @@ fn topk_classes_table() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(checked, EXPECTED.len(), "every expected row was measured");
+}
+
+/// Confirmation runs, printed and not asserted (about 3 minutes in release): the
+/// table for `TieredTopK`, HeavyGuardian `D = 2` and HeavyKeeper on seeds 4..=6 —
+/// seeds nobody tuned for — and one run at the scale (10⁷ packets, Zipf
+/// populations of 10⁶ flows, seed 1):
+///
+/// `cargo test --release -p loxo-tests --test topk_classes -- --ignored --nocapture`
+#[test]
+#[ignore = "confirmation runs, printed only"]
+fn topk_classes_confirmation() {
+    let big = Scale {
+        packets: 10_000_000,
+        flows: 1_000_000,
+    };
+    for (title, scale, seeds) in [
+        ("seeds 4..=6, 4·10⁶ packets", SCALE, &[4u64, 5, 6][..]),
+        ("seed 1, 10⁷ packets, 10⁶ flows", big, &[1u64][..]),
+    ] {
+        println!("\n{title}\n\n| class | weight | {TT} | {HG} | {HK} |\n|---|---|---|---|---|");
+        for class in Class::ALL {
+            // scores[weight][summary]
+            let mut scores = vec![vec![Vec::new(); 3]; 2];
+            for &seed in seeds {
+                let s = class.packets(scale, seed);
+                for (wi, bytes) in [false, true].into_iter().enumerate() {
+                    let exact =
+                        exact_counts(s.iter().map(|p| (p.key, if bytes { p.bytes } else { 1 })));
+                    let (tt, (hg, hk)) = std::thread::scope(|sc| {
+                        let a = sc.spawn(|| run(Tt::new(1), &s, &exact, bytes));
+                        let hg = run(Hg::new(1), &s, &exact, bytes);
+                        let hk = run(Hk::new(1), &s, &exact, bytes);
+                        (a.join().unwrap(), (hg, hk))
+                    });
+                    for (ai, sc) in [tt, hg, hk].into_iter().enumerate() {
+                        scores[wi][ai].push(sc);
+                    }
+                }
+            }
+            for (wi, weight) in ["packets", "bytes"].into_iter().enumerate() {
+                let mut row = format!("| {} | {weight} |", class.name());
+                for v in &scores[wi] {
+                    let n = v.len() as f64;
+                    let f1 = v.iter().map(|s| s.f1).sum::<f64>() / n;
+                    let f1min = v.iter().map(|s| s.f1).fold(1.0, f64::min);
+                    let are = v.iter().map(|s| s.are).sum::<f64>() / n;
+                    write!(row, " {f1:.3} ({f1min:.2}) / {are:.2e} |").unwrap();
+                }
+                println!("{row}");
+            }
+        }
+    }
 }

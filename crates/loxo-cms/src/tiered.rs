@@ -4,7 +4,7 @@
 use loxo_core::{mix64, KeyHash};
 
 use crate::entry::Entry;
-use crate::heavy_keeper::{Decay, DECAY_BASE_PERCENT, DECAY_LEN};
+use crate::heavy_keeper::{Decay, DECAY_BASE_PERCENT};
 use crate::topk::TopK;
 
 /// Cells per heavy bucket.
@@ -14,6 +14,11 @@ const L: usize = 4;
 /// touch (mod 16) in the low 4.
 const FP_MASK: u16 = 0xfff0;
 const EPOCH_MASK: u16 = 0x000f;
+
+/// A cold cell: the weight gathered (24 bits, saturating) over the arrivals (8 bits,
+/// saturating); 0 arrivals = a free cell.
+const ARRIVALS: u32 = 0xff;
+const MAX_WEIGHT: u32 = (1 << 24) - 1;
 
 /// The default idle epoch of the cold tier, `2^15` updates (`E = 15`).
 pub const COLD_EPOCH_SHIFT: u32 = 15;
@@ -36,23 +41,29 @@ struct Bucket<K> {
 ///    cell → its count grows by `w`, done. A free cell → `x` takes it, with its
 ///    cold count added if it has one (see 3).
 /// 2. **Cold tier** (only for keys not in the heavy tier): the key's two cold
-///    cells. A cell with `x`'s fingerprint → its count grows by `w`. Else a free
-///    cell, or an *idle* one (not touched for 2 epochs of `2^E` updates), is taken
-///    with count `w`. Else the weaker of the two decays with probability
-///    `b^−⌈C/w⌉` (`b = B/100`, HeavyGuardian's exponential weakening): `C ← C − w`,
-///    and once that reaches `C ≤ w`, `x` takes the cell with count `w`.
-/// 3. **Promotion**: when `x`'s cold count `c` exceeds the weakest count of its
-///    heavy cells, `x` replaces that heavy cell with count `c` (the evicted key and
-///    its count are dropped) and its cold cell is freed.
+///    cells, each a 12-bit fingerprint, the weight gathered and the number of
+///    arrivals `n`. A cell with `x`'s fingerprint → weight `+ w`, `n + 1`. Else a
+///    free cell, or an *idle* one (not touched for 2 epochs of `2^E` updates), is
+///    taken: weight `w`, `n = 1`. Else the cell with fewer arrivals decays with
+///    probability `b^−n` (`b = B/100`, HeavyGuardian's exponential weakening, counted
+///    in arrivals): it loses one average arrival (weight `− weight/n`, `n − 1`), and
+///    at `n = 1` `x` takes it.
+/// 3. **Promotion**: when `x`'s cold weight exceeds the weakest count of its heavy
+///    cells, `x` replaces that heavy cell with its cold weight as count (the evicted
+///    key and its count are dropped) and its cold cell is freed.
 ///
 /// Why it holds where one tier fails (`crates/loxo-cms/README.md`, issue 17): a
 /// one-off key never reaches the heavy cells, so a flood decays only cold cells,
 /// and the keys in the heavy tier are never eroded; a cold cell is 6 bytes
 /// against a heavy cell's 12 (with `u64` keys), so at 8 KiB there are 848 cold
 /// candidates next to 256 heavy cells; the promoted key keeps what it gathered in
-/// the cold tier, so a late entrant is not under-counted by its wait; and idle
-/// aging frees the cold cells of keys that stopped (a hot set that changed), which
-/// exponential weakening alone never would once their counts are in the hundreds.
+/// the cold tier, so a late entrant is not under-counted by its wait; decay counted
+/// in arrivals protects a cold cell of `n` small packets from 1500-byte flood
+/// packets as much as from any other newcomer (HeavyGuardian's `b^−⌈C/w⌉` rule gives
+/// a cell of `n` 64-byte packets the exponent `⌈64·n/1500⌉ ≈ n/23` against them);
+/// and idle aging frees the cold cells of keys that
+/// stopped (a hot set that changed), which exponential weakening alone never would
+/// once they have a few dozen arrivals.
 ///
 /// # Parameters
 ///
@@ -63,7 +74,11 @@ struct Bucket<K> {
 ///   for the next newcomer (its epoch tag is 4 bits, so a cell idle for 16 epochs
 ///   looks fresh again for 2 — it is then freed 2 epochs later). A key that must be
 ///   tracked should arrive more often than once per `2^E` updates on average;
-/// * `B` — the cold decay base `b` in hundredths, 102..=1000 (default 1.08).
+/// * `B` — the cold decay base `b` in hundredths, 102..=1000 (default 1.08); a
+///   cold cell's arrivals saturate at 255 (`b^−255` < 10⁻⁸: such a cell is freed
+///   only by idling), its weight at 2²⁴ − 1 (a key that gathers that much before it
+///   passes the weakest heavy count waits in the cold tier: call
+///   [`halve`](TopK::halve) per epoch on streams that heavy).
 ///
 /// Out-of-range parameters fail to compile (a failed `const` assertion, E0080):
 ///
@@ -75,16 +90,19 @@ struct Bucket<K> {
 ///
 /// **No deterministic bound**: [`Entry::lower`](crate::Entry::lower) and
 /// [`Entry::upper`](crate::Entry::upper) are `None`. A reported count is the cold
-/// count the key carried into the heavy tier plus the key's exact weight since
+/// weight the key carried into the heavy tier plus the key's exact weight since
 /// (keys are compared in full there). The carried part can be *low* (the key's
 /// weight before it held a cold cell, and what decay took, are lost — as in
 /// HeavyGuardian) or *high* (another key with the same 12-bit fingerprint that
 /// landed in the same cold cell while it was held: probability ≤ 2/4096 per other
 /// key arriving at that cell). Without a fingerprint collision the count is a lower
-/// bound; the test `topk_classes` measures the error (mean relative error ≤ 0.6 %
-/// on 12 of its 14 stream rows at 8 KiB, 2–7 % under a 90 % one-off flood). Counts
-/// saturate at `u32::MAX`. After [`halve`](TopK::halve) every heavy and cold count
-/// is halved.
+/// bound. The test `topk_classes` measures the error at 8 KiB (see
+/// `crates/loxo-cms/README.md`); under a 90 % one-off flood the counts of the
+/// top 100 are 2–4 % low on average: a key near rank 100 arrives once per ~1.7·10⁴
+/// packets there, with ~1.5·10⁴ distinct flood keys in between, more than 8 KiB can
+/// remember, so its first arrivals are lost. Heavy counts saturate at `u32::MAX`.
+/// After [`halve`](TopK::halve) every heavy count, cold weight and arrival count is
+/// halved (a cold cell left with no arrival is freed).
 ///
 /// # Memory
 ///
@@ -98,9 +116,8 @@ struct Bucket<K> {
 ///
 /// [`update`](TopK::update): two heavy buckets (8 key compares; a bucket of 4 `u64`
 /// keys is 48 bytes), and for a key not in the heavy tier two cold cells (two
-/// `u16` tags, two `u32` counts), at most one xorshift draw and one integer division
-/// when a cold cell decays under `w > 1` (skipped on 64-bit hosts when the decay is
-/// certainly 0). No heap. Measured: see `crates/loxo-cms/README.md`.
+/// `u16` tags, two `u32` cells), at most one xorshift draw and one integer division
+/// (`weight/n`) when a cold cell decays. No heap. Measured: see `crates/loxo-cms/README.md`.
 /// [`report`](TopK::report): a scan of the `4·H` heavy cells, O(H·M) moves at
 /// worst.
 ///
@@ -133,7 +150,7 @@ pub struct TieredTopK<
 > {
     heavy: [Bucket<K>; H],
     tags: [u16; C],
-    counts: [u32; C],
+    cells: [u32; C],
     rng: u64,
     total: u64,
     clock: u32,
@@ -186,7 +203,7 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
                 counts: [0; L],
             }; H],
             tags: [0; C],
-            counts: [0; C],
+            cells: [0; C],
             rng: if s == 0 { 0x2545_f491_4f6c_dd1d } else { s },
             total: 0,
             clock: 0,
@@ -203,26 +220,12 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
         (x >> 32) as u32
     }
 
-    /// True with probability `b^−⌈c/w⌉` (HeavyGuardian's weakening; no draw past
-    /// the decay table, see `HeavyKeeper::update` for the 64-bit shortcut).
+    /// The arrivals of cold cell `i` as a newcomer sees them: 0 if free or idle
+    /// for 2 epochs.
     #[inline(always)]
-    fn decays(&mut self, c: u32, w: u32) -> bool {
-        let beyond = cfg!(target_pointer_width = "64")
-            && u64::from(c) > (DECAY_LEN as u64 - 1) * u64::from(w);
-        !beyond && {
-            let k = if w == 1 { c } else { c.div_ceil(w) } as usize;
-            Decay::<B>::TABLE
-                .get(k)
-                .is_some_and(|&p| self.next_u32() < p)
-        }
-    }
-
-    /// The count of cold cell `i` as a newcomer sees it: 0 if free or idle for 2
-    /// epochs.
-    #[inline(always)]
-    fn cold_count(&self, i: usize, now: u16) -> u32 {
-        match (self.counts.get(i), self.tags.get(i)) {
-            (Some(&n), Some(&t)) if now.wrapping_sub(t) & EPOCH_MASK < 2 => n,
+    fn cold_arrivals(&self, i: usize, now: u16) -> u32 {
+        match (self.cells.get(i), self.tags.get(i)) {
+            (Some(&x), Some(&t)) if now.wrapping_sub(t) & EPOCH_MASK < 2 => x & ARRIVALS,
             _ => 0,
         }
     }
@@ -276,41 +279,51 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
             hash.index(3, C as u32) as usize,
         ];
         let held = cold.into_iter().find(|&i| {
-            matches!((self.counts.get(i), self.tags.get(i)),
-                (Some(&n), Some(&t)) if n > 0 && t & FP_MASK == fp)
+            matches!((self.cells.get(i), self.tags.get(i)),
+                (Some(&x), Some(&t)) if x & ARRIVALS > 0 && t & FP_MASK == fp)
         });
+        let w24 = w.min(MAX_WEIGHT);
         let (cell, count) = if let Some(i) = held {
-            let (Some(n), Some(t)) = (self.counts.get_mut(i), self.tags.get_mut(i)) else {
+            let (Some(x), Some(t)) = (self.cells.get_mut(i), self.tags.get_mut(i)) else {
                 return;
             };
-            *n = n.saturating_add(w);
+            let c = (*x >> 8).saturating_add(w24).min(MAX_WEIGHT);
+            *x = c << 8 | (*x & ARRIVALS).saturating_add(1).min(ARRIVALS);
             *t = fp | now;
-            (i, *n)
+            (i, c)
         } else if min == 0 {
             // A free heavy cell and nothing in the cold tier: no cold cell to take.
             (usize::MAX, w)
         } else {
-            // The weaker of the two cold cells (an idle cell counts as free).
-            let (a, b) = (self.cold_count(cold[0], now), self.cold_count(cold[1], now));
-            let (i, c) = if b < a { (cold[1], b) } else { (cold[0], a) };
-            let decayed = c > 0 && self.decays(c, w);
-            let (Some(n), Some(t)) = (self.counts.get_mut(i), self.tags.get_mut(i)) else {
+            // The cold cell with fewer arrivals (an idle cell counts as free) decays
+            // with probability b^−n: it loses one average arrival.
+            let (a, b) = (
+                self.cold_arrivals(cold[0], now),
+                self.cold_arrivals(cold[1], now),
+            );
+            let (i, n) = if b < a { (cold[1], b) } else { (cold[0], a) };
+            let decayed = n > 0 && {
+                let p = Decay::<B>::TABLE.get(n as usize).copied().unwrap_or(0);
+                self.next_u32() < p
+            };
+            let (Some(x), Some(t)) = (self.cells.get_mut(i), self.tags.get_mut(i)) else {
                 return;
             };
-            if c == 0 || (decayed && c <= w) {
-                (*n, *t) = (w, fp | now);
-                (i, w)
+            if n == 0 || (decayed && n == 1) {
+                (*x, *t) = (w24 << 8 | 1, fp | now);
+                (i, w24)
             } else {
                 if decayed {
-                    *n = c - w;
+                    let c = *x >> 8;
+                    *x = (c - c / n) << 8 | (n - 1);
                 }
                 return;
             }
         };
         // Promotion: into a free heavy cell, or over the weakest heavy count.
         if count > min {
-            if let Some(n) = self.counts.get_mut(cell) {
-                *n = 0;
+            if let Some(x) = self.cells.get_mut(cell) {
+                *x = 0;
             }
             if let Some(b) = self.heavy.get_mut(at.0) {
                 if let (Some(k), Some(n)) = (b.keys.get_mut(at.1), b.counts.get_mut(at.1)) {
@@ -373,7 +386,7 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
         for b in &mut self.heavy {
             b.counts = [0; L];
         }
-        self.counts = [0; C];
+        self.cells = [0; C];
         self.total = 0;
     }
 
@@ -383,8 +396,10 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
                 *n >>= 1;
             }
         }
-        for n in &mut self.counts {
-            *n >>= 1;
+        for x in &mut self.cells {
+            // Weight and arrivals halve; a cell left with 0 arrivals is free.
+            let n = (*x & ARRIVALS) >> 1;
+            *x = if n == 0 { 0 } else { (*x >> 9) << 8 | n };
         }
         self.total >>= 1;
     }
@@ -482,7 +497,7 @@ mod tests {
         }
         assert_eq!(t.estimate(&9, h(9)), Some(150));
         assert_eq!(t.estimate(&1, h(1)), None);
-        assert_eq!(t.counts.iter().sum::<u32>(), 0, "its cold cell was freed");
+        assert_eq!(t.cells.iter().sum::<u32>(), 0, "its cold cell was freed");
     }
 
     #[test]
@@ -493,17 +508,43 @@ mod tests {
         for k in 1..=4u64 {
             t.update(&k, h(k), 1_000_000);
         }
-        t.update(&9, h(9), 500);
-        assert_eq!(t.counts[0], 500);
-        // Key 10 cannot decay a count of 500 (b^−500 is 0) while the cell is fresh…
+        for _ in 0..300 {
+            t.update(&9, h(9), 2);
+        }
+        let fp = |k: u64| h(k).get() as u16 & FP_MASK;
+        assert_eq!((t.cells[0] >> 8, t.cells[0] & ARRIVALS), (600, 255));
+        // Key 10 cannot decay 255 arrivals (b^−255 < 10^−8) while the cell is fresh…
         t.update(&10, h(10), 1);
-        assert_eq!((t.counts[0], t.tags[0] & FP_MASK), (500, h(9).get() as u16 & FP_MASK));
+        assert_eq!((t.cells[0] >> 8, t.tags[0] & FP_MASK), (600, fp(9)));
         // …but after two idle epochs it takes the cell at once.
         for _ in 0..32 {
             t.update(&1, h(1), 1);
         }
         t.update(&10, h(10), 1);
-        assert_eq!((t.counts[0], t.tags[0] & FP_MASK), (1, h(10).get() as u16 & FP_MASK));
+        assert_eq!((t.cells[0], t.tags[0] & FP_MASK), (1 << 8 | 1, fp(10)));
+    }
+
+    #[test]
+    fn byte_weights_do_not_change_the_decay() {
+        // A cold cell of 30 arrivals decays with probability b^−30 per newcomer,
+        // whatever the weights: 1500-byte newcomers against 64-byte arrivals weaken
+        // it exactly as often as 1-packet newcomers against 1-packet arrivals.
+        let run = |own: u64, newcomer: u64| {
+            let mut t = TieredTopK::<1, 1, u64>::new(5);
+            for k in 1..=4u64 {
+                t.update(&k, h(k), u64::from(u32::MAX));
+            }
+            for _ in 0..30 {
+                t.update(&9, h(9), own);
+            }
+            for k in 0..50u64 {
+                t.update(&(100 + k), h(100 + k), newcomer);
+            }
+            t.cells[0] & ARRIVALS
+        };
+        let n = run(64, 1500);
+        assert!(n > 1 && n < 30, "{n} arrivals left"); // it decayed, and is still held
+        assert_eq!(n, run(1, 1));
     }
 
     #[test]
@@ -519,7 +560,7 @@ mod tests {
         assert_eq!(t.estimate(&1000, h(1000)), top.map(|c| c / 2));
         t.clear();
         assert!(t.is_empty());
-        assert_eq!(t.counts.iter().sum::<u32>(), 0);
+        assert_eq!(t.cells.iter().sum::<u32>(), 0);
         assert_eq!(t.estimate(&1000, h(1000)), None);
     }
 
