@@ -6,7 +6,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use loxo_flow::FlowKey;
+use loxo_cli::exact::Exact;
+use loxo_cli::trace::{generate_with_truth, FrameTruth, Popularity, TraceConfig};
+use loxo_flow::{ByteWeight, FlowKey};
 
 /// The device seed tests provision (devices get random ones).
 pub const TEST_DEVICE_SEED: &str = "0123456789abcdef0f1e2d3c4b5a6978";
@@ -82,4 +84,47 @@ pub fn flow_key(line: &str) -> FlowKey {
         }
         _ => panic!("mixed families in {line}"),
     }
+}
+
+/// The truths of the frames `cargo xtask demo --frames N --seed S` replays: its `loxo
+/// gen` options (Zipf 1.0 over 10 000 flows, 1 % malformed), minus the frames QEMU's
+/// LAN9118 cannot carry (outside 14..=2048 bytes), which `loxo replay` skips.
+///
+/// # Panics
+/// If the generator fails (it does not, writing to memory).
+#[must_use]
+pub fn demo_truth(frames: u64, seed: u64) -> Vec<FrameTruth> {
+    let cfg = TraceConfig {
+        packets: frames,
+        flows: 10_000,
+        popularity: Popularity::Zipf(1.0),
+        flood: 0.0,
+        malformed: 0.01,
+        seed,
+        ..TraceConfig::default()
+    };
+    let mut out = Vec::new();
+    let generated = generate_with_truth(&cfg, |_, t| {
+        out.push(*t);
+        Ok::<(), ()>(())
+    });
+    assert!(generated.is_ok(), "the generator failed");
+    out.retain(|t| (14..=2048).contains(&t.len));
+    out
+}
+
+/// Exact figures of each `epoch`-frame epoch of `truth`, bytes weighed as IP bytes
+/// (the firmware's weight).
+#[must_use]
+pub fn exact_epochs(truth: &[FrameTruth], epoch: usize) -> Vec<Exact> {
+    truth
+        .chunks(epoch)
+        .map(|c| {
+            let mut e = Exact::with_weight(ByteWeight::Ip);
+            for t in c {
+                e.feed_truth(t);
+            }
+            e
+        })
+        .collect()
 }

@@ -17,10 +17,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::net::IpAddr;
 use std::path::Path;
 
-use loxo_cli::exact::Exact;
-use loxo_cli::trace::{generate_with_truth, FrameTruth, Popularity, TraceConfig};
-use loxo_flow::{ByteWeight, FlowKey};
-use loxo_tests::demo::{fields, flow_key};
+use loxo_flow::FlowKey;
+use loxo_tests::demo::{demo_truth, exact_epochs, fields, flow_key};
 
 const FRAMES: u64 = 40_000;
 /// Not `firmware_e2e`'s seed: its own trace file.
@@ -85,33 +83,8 @@ fn firmware_counts_and_lists_blocklisted_flows() {
     let set = addresses(&std::fs::read_to_string(root.join("out/blocklist.txt")).unwrap());
     assert!(set.len() > 1_024, "{} addresses", set.len());
 
-    // The truth of the same trace (xtask's `loxo gen` options), per epoch.
-    let cfg = TraceConfig {
-        packets: FRAMES,
-        flows: 10_000,
-        popularity: Popularity::Zipf(1.0),
-        flood: 0.0,
-        malformed: 0.01,
-        seed: SEED,
-        ..TraceConfig::default()
-    };
-    let mut truth: Vec<FrameTruth> = Vec::new();
-    generate_with_truth(&cfg, |_, t| {
-        truth.push(*t);
-        Ok::<(), ()>(())
-    })
-    .unwrap();
-    truth.retain(|t| (14..=2048).contains(&t.len));
-    let exact: Vec<Exact> = truth
-        .chunks(EPOCH)
-        .map(|c| {
-            let mut e = Exact::with_weight(ByteWeight::Ip);
-            for t in c {
-                e.feed_truth(t);
-            }
-            e
-        })
-        .collect();
+    // The truth of the same trace, per epoch.
+    let exact = exact_epochs(&demo_truth(FRAMES, SEED), EPOCH);
 
     let mut epochs: BTreeMap<usize, BTreeMap<&str, &str>> = BTreeMap::new();
     let mut summary: BTreeMap<usize, BTreeMap<&str, &str>> = BTreeMap::new();

@@ -29,10 +29,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use loxo_cli::exact::Exact;
-use loxo_cli::trace::{generate_with_truth, Expected, FrameTruth, Popularity, TraceConfig};
-use loxo_flow::{ByteWeight, FlowKey, Theta, FLOWS_P, SOURCES_P};
-use loxo_tests::demo::{fields, flow_key};
+use loxo_cli::trace::Expected;
+use loxo_flow::{FlowKey, Theta, FLOWS_P, SOURCES_P};
+use loxo_tests::demo::{demo_truth, exact_epochs, fields, flow_key};
 use loxo_tests::hll_theory::check_estimate;
 
 const FRAMES: u64 = 100_000;
@@ -96,42 +95,18 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     });
 
     // Meanwhile: the same trace's truth, in-process, and the exact figures per epoch.
-    let cfg = TraceConfig {
-        packets: FRAMES,
-        flows: 10_000,
-        popularity: Popularity::Zipf(1.0),
-        flood: 0.0,
-        malformed: 0.01,
-        seed: 7,
-        ..TraceConfig::default()
-    };
-    let mut truth: Vec<FrameTruth> = Vec::new();
-    let stats = generate_with_truth(&cfg, |_, t| {
-        truth.push(*t);
-        Ok::<(), ()>(())
-    })
-    .unwrap();
-    assert!(stats.malformed > 500, "{stats:?}");
     // QEMU's LAN9118 carries 14..=2048-byte frames: `loxo replay` skips the others
     // (the generator's sub-14-byte runts), so the firmware never sees them.
-    truth.retain(|t| (14..=2048).contains(&t.len));
+    let truth = demo_truth(FRAMES, 7);
     let sent = truth.len() as u64;
     assert!(FRAMES - sent < 200, "only runts are skipped: {sent}");
     let injected = truth
         .iter()
         .filter(|t| matches!(t.expected, Expected::Malformed(_)))
         .count() as u64;
+    assert!(injected > 500, "{injected} malformed frames");
     // The firmware weighs frames by their IP bytes (IPFIX's unit), so does the truth.
-    let exact: Vec<Exact> = truth
-        .chunks(EPOCH)
-        .map(|c| {
-            let mut e = Exact::with_weight(ByteWeight::Ip);
-            for t in c {
-                e.feed_truth(t);
-            }
-            e
-        })
-        .collect();
+    let exact = exact_epochs(&truth, EPOCH);
     let fragments: Vec<u64> = truth
         .chunks(EPOCH)
         .map(|c| {

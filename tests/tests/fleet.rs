@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use loxo_cli::resp::Client;
-use loxo_cli::trace::{generate_with_truth, FrameTruth, Popularity, TraceConfig};
+use loxo_cli::trace::FrameTruth;
 use loxo_core::Seed;
 use loxo_flow::FlowKey;
 use loxo_hll::Hll;
@@ -42,23 +42,7 @@ fn run(cmd: &mut Command) -> Output {
 /// The truths of the frames `loxo gen --seed s` writes (as xtask runs it) that cross
 /// the NIC.
 fn frames(seed: u64) -> Vec<FrameTruth> {
-    let cfg = TraceConfig {
-        packets: FRAMES,
-        flows: 10_000,
-        popularity: Popularity::Zipf(1.0),
-        flood: 0.0,
-        malformed: 0.01,
-        seed,
-        ..TraceConfig::default()
-    };
-    let mut out = Vec::new();
-    generate_with_truth(&cfg, |_, t| {
-        out.push(*t);
-        Ok::<(), ()>(())
-    })
-    .unwrap();
-    out.retain(|t| (14..=2048).contains(&t.len));
-    out
+    loxo_tests::demo::demo_truth(FRAMES, seed)
 }
 
 /// The flows of these frames, as the generator built them.
