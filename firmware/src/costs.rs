@@ -7,7 +7,7 @@
 use core::hint::black_box;
 
 use loxo_bloom::{BinaryFuse16, BinaryFuse8, BlockedBloom};
-use loxo_cms::{HeavyGuardian, HeavyKeeper, SpaceSaving, TopK};
+use loxo_cms::{HeavyGuardian, HeavyKeeper, SpaceSaving, TieredTopK, TopK};
 use loxo_core::{KeyHash, Seed};
 use loxo_flow::{parse_frame, FlowKey, FlowMonitor, Parsed, DEFAULT_CANDIDATES};
 use loxo_hll::Hll;
@@ -28,9 +28,10 @@ static mut HASHES: [u64; FRAMES] = [0; FRAMES];
 static mut TOPK: HeavyKeeper<1024, 2, 32, FlowKey> = HeavyKeeper::new(1);
 static mut SS: SpaceSaving<FlowKey, DEFAULT_CANDIDATES> = SpaceSaving::new();
 /// The 8 KiB top-k summaries of `tests/topk_classes` (u64 keys): HeavyKeeper as
-/// evaluated, and HeavyGuardian with two bucket choices.
+/// evaluated, HeavyGuardian with two bucket choices, and the two-tier summary.
 static mut HK8K: HeavyKeeper<272, 2, 100, u64, 160> = HeavyKeeper::new(1);
 static mut HG8K: HeavyGuardian<170, 2, 4, u64> = HeavyGuardian::with_filler(1, 0);
+static mut TT8K: TieredTopK<64, 848, u64> = TieredTopK::with_filler(1, 0);
 static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2)).without_martingale();
 static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
@@ -159,10 +160,11 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
         },
     );
     // SAFETY: as above: called once, nothing else touches these statics.
-    let (keeper8k, guardian8k) = unsafe {
+    let (keeper8k, guardian8k, tiered8k) = unsafe {
         (
             &mut *core::ptr::addr_of_mut!(HK8K),
             &mut *core::ptr::addr_of_mut!(HG8K),
+            &mut *core::ptr::addr_of_mut!(TT8K),
         )
     };
     measure(
@@ -179,6 +181,14 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
         kh,
         |h| {
             guardian8k.update(&h.get(), h, 60);
+        },
+    );
+    measure(
+        ticks,
+        "tieredtopk<64,848,u64> update (8 KiB)",
+        kh,
+        |h| {
+            tiered8k.update(&h.get(), h, 60);
         },
     );
     measure(

@@ -13,8 +13,9 @@
 //!   k, width, depth and decay (1.08) (it hashes with its own fast
 //!   `RandomState`); `topk_update/prehashed` repeats loxo's three with precomputed
 //!   digests, plus the two 8 KiB summaries of the hard-stream evaluation
-//!   (`tests/tests/topk_classes.rs`): `HeavyKeeper<272, 2, 100, u64, 160>` and
-//!   `HeavyGuardian<170, 2, 4, u64>` (also keyed in `topk_update`).
+//!   (`tests/tests/topk_classes.rs`): `HeavyKeeper<272, 2, 100, u64, 160>`,
+//!   `HeavyGuardian<170, 2, 4, u64>` and `TieredTopK<64, 848, u64>` (also keyed in
+//!   `topk_update`).
 //!
 //! Run: `cargo bench -p loxo-bench --bench cms -- --warm-up-time 1 --measurement-time 3`.
 //! After criterion's report a table of medians and loxo ÷ fastest-peer ratios is
@@ -27,7 +28,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use loxo_cms::{Cms, CmsCu, CmsTopK, CountSketch, HeavyGuardian, HeavyKeeper, SpaceSaving, TopK};
+use loxo_cms::{
+    Cms, CmsCu, CmsTopK, CountSketch, HeavyGuardian, HeavyKeeper, SpaceSaving, TieredTopK, TopK,
+};
 use loxo_core::{KeyHash, Seed};
 use loxo_tests::zipf::Zipf;
 
@@ -151,6 +154,13 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
         }
         black_box(&hg);
     });
+    let mut tt = Box::new(TieredTopK::<64, 848, u64>::new(1));
+    bench(c, g, "loxo TieredTopK 64x4+848", || {
+        for &k in keys {
+            tt.update(&k, SEED.hash_u64(k), 1);
+        }
+        black_box(&tt);
+    });
     let mut ss = Box::new(SpaceSaving::<u64, 215>::new());
     bench(c, g, "loxo Space-Saving", || {
         for &k in keys {
@@ -187,6 +197,12 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
             hg.update(k, *h, 1);
         }
         black_box(&hg);
+    });
+    bench(c, gp, "loxo TieredTopK 64x4+848", || {
+        for (k, h) in &pairs {
+            tt.update(k, *h, 1);
+        }
+        black_box(&tt);
     });
     bench(c, gp, "loxo Space-Saving", || {
         for (k, h) in &pairs {
@@ -239,6 +255,7 @@ fn print_table() {
                 "loxo HeavyKeeper",
                 "loxo HeavyKeeper 272x2 b1.6",
                 "loxo HeavyGuardian 170x2x4",
+                "loxo TieredTopK 64x4+848",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
             ],
@@ -250,6 +267,7 @@ fn print_table() {
                 "loxo HeavyKeeper",
                 "loxo HeavyKeeper 272x2 b1.6",
                 "loxo HeavyGuardian 170x2x4",
+                "loxo TieredTopK 64x4+848",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
             ],

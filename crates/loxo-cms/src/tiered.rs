@@ -1,7 +1,7 @@
 //! [`TieredTopK<H, C, K>`]: top-k in full-key heavy cells behind a cold tier of
 //! fingerprint counters that absorbs one-off keys and hands its count on promotion.
 
-use loxo_core::{mix64, KeyHash};
+use loxo_core::{mix64, reduce, KeyHash};
 
 use crate::entry::Entry;
 use crate::heavy_keeper::{Decay, DECAY_BASE_PERCENT};
@@ -255,9 +255,11 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
         let w = u32::try_from(weight).unwrap_or(u32::MAX);
         // Heavy tier, one pass: the key's cell, else the weakest of its 8 cells (a
         // free cell has count 0; ties go to the first bucket, then the first cell).
+        // The four probes g_i = h1 + i·h2 (`KeyHash::index`), h2 computed once.
+        let (g, step) = (hash.h1(), hash.h2());
         let (mut at, mut min) = ((0usize, 0usize), u32::MAX);
-        for i in 0..2 {
-            let j = hash.index(i, H as u32) as usize;
+        for j in [g, g.wrapping_add(step)] {
+            let j = reduce(j, H as u32) as usize;
             let Some(b) = self.heavy.get_mut(j) else {
                 continue;
             };
@@ -274,9 +276,10 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
         // Cold tier: the key's cell (same fingerprint), if it holds one.
         let now = (self.clock >> E) as u16 & EPOCH_MASK;
         let fp = hash.get() as u16 & FP_MASK;
+        let g2 = g.wrapping_add(step.wrapping_mul(2));
         let cold = [
-            hash.index(2, C as u32) as usize,
-            hash.index(3, C as u32) as usize,
+            reduce(g2, C as u32) as usize,
+            reduce(g2.wrapping_add(step), C as u32) as usize,
         ];
         let held = cold.into_iter().find(|&i| {
             matches!((self.cells.get(i), self.tags.get(i)),
