@@ -275,6 +275,9 @@ impl Nfcapd {
     }
 }
 
+/// Seconds without a datagram after which the demo's `loxo collect` stops.
+const COLLECT_IDLE_SECS: u64 = 30;
+
 /// `loxo collect`, receiving the firmware's sketch datagrams into `dir`.
 struct Collect {
     child: Guard,
@@ -287,9 +290,12 @@ impl Collect {
             .args(["collect", "--listen", &format!("127.0.0.1:{port}")])
             .arg("--out")
             .arg(dir)
-            // It stops 2 s after the last datagram: the firmware sends its last
-            // epoch's before its verdict.
-            .args(["--timeout", "2", "--devices", "1", "--top", "3"])
+            // It stops COLLECT_IDLE_SECS after the last datagram (the firmware sends
+            // its last epoch's before its verdict). Longer than an epoch's run: under
+            // `-icount` on a loaded 2-core machine an epoch took up to 18 s, and a 2 s
+            // idle stop collected only the first epoch.
+            .args(["--timeout", &COLLECT_IDLE_SECS.to_string()])
+            .args(["--devices", "1", "--top", "3"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -306,9 +312,12 @@ impl Collect {
         })
     }
 
-    /// Waits (≤ 10 s) for it to stop; whether it succeeded, and what it printed.
+    /// Waits (≤ [`COLLECT_IDLE_SECS`] + 10 s) for it to stop; whether it succeeded,
+    /// and what it printed.
     fn finish(mut self) -> Option<(bool, String)> {
-        let status = self.child.wait(Instant::now() + Duration::from_secs(10));
+        let status = self
+            .child
+            .wait(Instant::now() + Duration::from_secs(COLLECT_IDLE_SECS + 10));
         drop(self.child);
         let out = self.stdout.join().ok()?;
         Some((status.is_ok_and(|s| s.success()), out))
