@@ -259,12 +259,25 @@ where
             let entries = r.take(n as usize * SPARSE_ENTRY)?;
             r.finish()?;
             let mut prev = 0u32;
+            // Entries ascend, so their registers do: count the distinct ones.
+            let (mut registers, mut last) = (0usize, usize::MAX);
             for e in entries.chunks_exact(SPARSE_ENTRY) {
                 let e = le_u32(e);
                 if e <= prev || !is_valid_entry(e) {
                     return Err(DecodeError::InvalidValue);
                 }
                 prev = e;
+                let (r, _) = Self::entry_register(e);
+                if r != last {
+                    registers += 1;
+                    last = r;
+                }
+            }
+            // As for registers: a martingale estimate below the registers the list
+            // sets is impossible (each change adds at least 1), and a sketch loaded
+            // with it would encode a frame that no decoder accepts.
+            if below(registers) {
+                return Err(DecodeError::InvalidValue);
             }
             self.load_list(entries.chunks_exact(SPARSE_ENTRY).map(le_u32));
         } else if flags & FLAG_SPARSE == 0 {
