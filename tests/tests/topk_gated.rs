@@ -75,3 +75,36 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(18), failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// `update_gated` (the bound computed only for an unmonitored key) leaves the same
+    /// summary as `update_bounded`, calls its closure exactly when the key is not
+    /// monitored, and says which case it was — also for zero weights.
+    #[test]
+    fn gated_update_equals_bounded_update(s in stream(), mode in 0u8..3) {
+        let mut a = SpaceSaving::<u64, 8>::new();
+        let mut b = SpaceSaving::<u64, 8>::new();
+        let (mut ca, mut cb) = (CmsCu::<16, 2, u64>::new(SEED), CmsCu::<16, 2, u64>::new(SEED));
+        for (i, &(k, w, slack)) in s.iter().enumerate() {
+            let w = if i % 97 == 5 { 0 } else { w };
+            let h = SEED.hash_u64(k);
+            let monitored = b.estimate(&k, h).is_some();
+            let upper_a = ca.add_hash_estimate(h, w);
+            a.update_bounded(&k, h, w, if mode == 2 { upper_a + slack } else { upper_a });
+            let mut called = false;
+            let hit = b.update_gated(&k, h, w, || {
+                called = true;
+                let u = cb.add_hash_estimate(h, w);
+                if mode == 2 { u + slack } else { u }
+            });
+            if hit {
+                cb.add_hash(h, w);
+            }
+            prop_assert_eq!(hit, monitored);
+            prop_assert_eq!(called, !monitored);
+            prop_assert_eq!(&a, &b);
+        }
+    }
+}

@@ -122,6 +122,65 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         }
     }
 
+    /// [`update_bounded`](Self::update_bounded) with the upper bound computed only
+    /// when it is needed: a monitored key is counted without calling `upper` (returns
+    /// `true`); for any other key `upper()` is called once, always (so work the caller
+    /// does in it, such as updating a sketch, happens for every unmonitored key), and
+    /// the key is admitted or skipped exactly as `update_bounded` with that bound would
+    /// (returns `false`). Same state, same guarantees, one index probe.
+    ///
+    /// A flow monitor uses the answer to skip work a monitored key cannot need: its
+    /// first frame, which went through the new-flow filter, came before.
+    ///
+    /// ```
+    /// use loxo_cms::SpaceSaving;
+    /// use loxo_core::Seed;
+    /// let seed = Seed::new(1, 2);
+    /// let mut ss = SpaceSaving::<u32, 2>::new();
+    /// let h = |k: u32| seed.hash(&k.to_le_bytes());
+    /// let mut calls = 0;
+    /// assert!(!ss.update_gated(&7, h(7), 10, || { calls += 1; 10 }));
+    /// assert!(ss.update_gated(&7, h(7), 10, || { calls += 1; 20 }));
+    /// assert_eq!(calls, 1);
+    /// assert_eq!(ss.entry(&7, h(7)).map(|e| e.count), Some(20));
+    /// ```
+    #[inline]
+    pub fn update_gated(
+        &mut self,
+        key: &K,
+        hash: KeyHash,
+        weight: u64,
+        upper: impl FnOnce() -> u64,
+    ) -> bool {
+        match self.heap.find_or_vacancy(key, hash) {
+            Ok(id) => {
+                if weight != 0 {
+                    self.total = self.total.saturating_add(weight);
+                    self.heap.add(id, weight);
+                }
+                true
+            }
+            Err(vacancy) => {
+                let upper = upper();
+                if weight == 0 {
+                    return false;
+                }
+                self.total = self.total.saturating_add(weight);
+                if self.heap.is_full() {
+                    let m = self.heap.min_count().unwrap_or(0);
+                    if upper > m {
+                        let count = upper.min(m.saturating_add(weight));
+                        let error = count.saturating_sub(weight);
+                        self.heap.replace_min_at(vacancy, *key, hash, count, error);
+                    }
+                } else {
+                    self.heap.push(*key, hash, weight, 0);
+                }
+                false
+            }
+        }
+    }
+
     /// The smallest monitored count (`≤ total / N` once full), 0 when not full.
     ///
     /// Every key that is **not** monitored has true weight `≤ min_count()`

@@ -32,9 +32,11 @@ mod error;
 mod hash;
 mod rows;
 mod seed;
+mod sip_key;
 pub mod wire;
 
 pub use error::{DecodeError, EncodeError, MergeError};
 pub use hash::{mix64, reduce, KeyHash, Probes};
 pub use rows::{RowHash, RowHashes};
 pub use seed::Seed;
+pub use sip_key::SipKey;

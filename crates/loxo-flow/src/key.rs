@@ -176,8 +176,7 @@ fn word(c: &[u8]) -> u32 {
 
 impl FlowKey {
     /// The key's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash) of the
-    /// canonical bytes (the same value), fed to SipHash in fixed word-sized pieces so
-    /// the hash compiles to straight-line code for each of the two lengths.
+    /// canonical bytes (the same value), as [`hash_with_key`](Self::hash_with_key).
     ///
     /// ```
     /// use loxo_core::Seed;
@@ -191,27 +190,36 @@ impl FlowKey {
     #[inline]
     #[must_use]
     pub fn hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
-        use core::hash::Hasher;
-        let mut s = seed.hasher();
+        self.hash_with_key(&loxo_core::SipKey::new(*seed))
+    }
+
+    /// The key's digest under a seed's precomputed [`SipKey`](loxo_core::SipKey) (the
+    /// same value as [`hash_with`](Self::hash_with)): the canonical bytes as 64-bit
+    /// words, straight-line code for each of the two lengths (13 bytes: 2 SipHash
+    /// blocks; 37: 5).
+    ///
+    /// ```
+    /// use loxo_core::{Seed, SipKey};
+    /// use loxo_flow::FlowKey;
+    /// let seed = Seed::new(1, 2);
+    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+    /// assert_eq!(k.hash_with_key(&SipKey::new(seed)), seed.hash(&k));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn hash_with_key(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
         if self.is_v6() {
             // 37 bytes: 4 × 8 + 4 + 1.
-            s.write_u64(self.le64(0));
-            s.write_u64(self.le64(8));
-            s.write_u64(self.le64(16));
-            s.write_u64(self.le64(24));
-            s.write_u32(self.le32(32));
-            s.write_u8(self.bytes[36]);
+            let blocks = [self.le64(0), self.le64(8), self.le64(16), self.le64(24)];
+            key.hash_words(blocks, self.tail(32), 5)
         } else {
             // 13 bytes: 8 + 4 + 1.
-            s.write_u64(self.le64(0));
-            s.write_u32(self.le32(8));
-            s.write_u8(self.bytes[12]);
+            key.hash_words([self.le64(0)], self.tail(8), 5)
         }
-        loxo_core::KeyHash::from_u64(s.finish())
     }
 
     /// The source address's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash)
-    /// of [`src_bytes`](Self::src_bytes) (the same value), in word-sized pieces.
+    /// of [`src_bytes`](Self::src_bytes) (the same value).
     ///
     /// ```
     /// use loxo_core::Seed;
@@ -225,19 +233,19 @@ impl FlowKey {
     #[inline]
     #[must_use]
     pub fn src_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
-        use core::hash::Hasher;
-        let mut s = seed.hasher();
-        if self.is_v6() {
-            s.write_u64(self.le64(0));
-            s.write_u64(self.le64(8));
-        } else {
-            s.write_u32(self.le32(0));
-        }
-        loxo_core::KeyHash::from_u64(s.finish())
+        self.src_hash_with_key(&loxo_core::SipKey::new(*seed))
+    }
+
+    /// [`src_hash_with`](Self::src_hash_with) under a precomputed
+    /// [`SipKey`](loxo_core::SipKey).
+    #[inline(always)]
+    #[must_use]
+    pub fn src_hash_with_key(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
+        self.address_hash(key, 0)
     }
 
     /// The destination address's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash)
-    /// of [`dst_bytes`](Self::dst_bytes) (the same value), in word-sized pieces.
+    /// of [`dst_bytes`](Self::dst_bytes) (the same value).
     ///
     /// ```
     /// use loxo_core::Seed;
@@ -251,15 +259,33 @@ impl FlowKey {
     #[inline]
     #[must_use]
     pub fn dst_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
-        use core::hash::Hasher;
-        let mut s = seed.hasher();
+        self.dst_hash_with_key(&loxo_core::SipKey::new(*seed))
+    }
+
+    /// [`dst_hash_with`](Self::dst_hash_with) under a precomputed
+    /// [`SipKey`](loxo_core::SipKey).
+    #[inline(always)]
+    #[must_use]
+    pub fn dst_hash_with_key(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
+        self.address_hash(key, 1)
+    }
+
+    /// The digest of address `which` (0 source, 1 destination): 16 bytes (2 blocks)
+    /// for IPv6, 4 (the tail alone) for IPv4.
+    #[inline(always)]
+    fn address_hash(&self, key: &loxo_core::SipKey, which: usize) -> loxo_core::KeyHash {
         if self.is_v6() {
-            s.write_u64(self.le64(16));
-            s.write_u64(self.le64(24));
+            let at = 16 * which;
+            key.hash_words([self.le64(at), self.le64(at + 8)], 0, 0)
         } else {
-            s.write_u32(self.le32(4));
+            key.hash_words([], u64::from(self.le32(4 * which)), 4)
         }
-        loxo_core::KeyHash::from_u64(s.finish())
+    }
+
+    /// The 5 bytes at `i` (ports then protocol) as a SipHash tail word.
+    #[inline(always)]
+    fn tail(&self, i: usize) -> u64 {
+        u64::from(self.le32(i)) | u64::from(self.bytes.get(i + 4).copied().unwrap_or(0)) << 32
     }
 
     /// The little-endian word at byte `i` of the canonical buffer (0 past its end).
@@ -466,6 +492,44 @@ impl loxo_cms::WireKey<38> for FlowKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word-wise digests under a [`loxo_core::SipKey`] equal `Seed::hash` of the
+    /// key's bytes and of each address, for IPv4 and IPv6 keys varying in every field.
+    #[test]
+    fn word_digests_equal_byte_digests() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for seed in [
+            loxo_core::Seed::new(1, 2),
+            loxo_core::Seed::new(u64::MAX, 7),
+        ] {
+            let key = loxo_core::SipKey::new(seed);
+            for _ in 0..2_000 {
+                x = loxo_core::mix64(x.wrapping_add(1));
+                let b = x.to_le_bytes();
+                let (sp, dp) = (x as u16, (x >> 16) as u16);
+                let v4 = FlowKey::v4(
+                    [b[0], b[1], b[2], b[3]],
+                    [b[4], b[5], b[6], b[7]],
+                    sp,
+                    dp,
+                    b[2],
+                );
+                let v6 = FlowKey::v6(
+                    [b[1]; 16],
+                    core::array::from_fn(|i| b[i % 8] ^ i as u8),
+                    sp,
+                    dp,
+                    b[5],
+                );
+                for k in [v4, v6] {
+                    assert_eq!(k.hash_with_key(&key), seed.hash(&k));
+                    assert_eq!(k.src_hash_with_key(&key), seed.hash(k.src_bytes()));
+                    assert_eq!(k.dst_hash_with_key(&key), seed.hash(k.dst_bytes()));
+                    assert_eq!(k.hash_with(&seed), seed.hash(&k));
+                }
+            }
+        }
+    }
 
     /// The word-wise `eq` agrees with byte equality of (len, bytes) for keys that
     /// differ in any single byte, v4 and v6, and across versions.

@@ -2,7 +2,7 @@
 
 use loxo_bloom::BlockedBloom;
 use loxo_cms::{CmsCu, SpaceSaving, TopK};
-use loxo_core::Seed;
+use loxo_core::{Seed, SipKey};
 use loxo_hll::Hll;
 
 use loxo_core::DecodeError;
@@ -374,12 +374,16 @@ impl Default for Theta {
 ///
 /// `N·70 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
 /// (filters) + about 700 bytes; the default is reported by
-/// [`FlowMonitor::memory_bytes`]: 64 896 bytes ≤ 64 KiB (pinned by a test). Per frame: one
-/// parse, one SipHash-1-3 of the 13/37-byte key, one Space-Saving update (an index
-/// probe; a heap sift when the order breaks), a 2-row and a 3-row Count-Min update,
-/// one HLL insert, one blocked-Bloom `insert_checked`; on a flow's first frame of the
-/// epoch (every frame once the filter is past its design load) also a Bloom
-/// `contains` and the source's SipHash + HLL insert. At epoch end one SipHash per
+/// [`FlowMonitor::memory_bytes`]: 64 960 bytes ≤ 64 KiB (pinned by a test). Per frame: one
+/// parse, one SipHash-1-3 of the 13/37-byte key (from a precomputed [`SipKey`]), one
+/// Space-Saving probe, a 2-row and a 3-row Count-Min update; for a frame of a flow
+/// that is not a candidate (with [`EpochPolicy::Reset`]; every frame with `Halve`)
+/// also the gate (the 2-row sketch's estimate), a heap sift or an eviction when the
+/// order breaks, one HLL insert and one blocked-Bloom `insert_checked`; on a flow's
+/// first frame of the epoch (every frame once the filter is past its design load)
+/// also a Bloom `contains` and the source's SipHash + HLL insert (and with a
+/// blocklist the destination's SipHash and one or two filter lookups). At epoch end
+/// one SipHash per
 /// flow whose count reaches θ.
 ///
 /// ```
@@ -421,6 +425,8 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     new_flows: u64,
     /// Addresses whose flows are counted and listed apart (in flash, `'static`).
     blocklist: Option<Blocklist<'static>>,
+    /// The seed's SipHash state, computed once (every digest of a frame starts there).
+    sip: SipKey,
     /// Flows this epoch with a blocklisted endpoint.
     blocklisted_flows: u64,
     epoch: u32,
@@ -474,6 +480,7 @@ impl<const N: usize> FlowMonitor<N> {
             seen_before_flows: 0,
             new_flows: 0,
             blocklist: None,
+            sip: SipKey::new(config.seed),
             blocklisted_flows: 0,
             epoch: 0,
             frames: 0,
@@ -599,13 +606,12 @@ impl<const N: usize> FlowMonitor<N> {
         self.frames = self.frames.saturating_add(1);
         match parse() {
             Ok(Parsed::Flow(f)) => {
-                let h = f.key.hash_with(&self.config.seed);
+                let h = f.key.hash_with_key(&self.sip);
                 let len = f.len;
                 let (ranked, other) = match self.config.share_of {
                     ShareOf::Bytes => (u64::from(len), 1),
                     ShareOf::Packets => (1, u64::from(len)),
                 };
-                let known = self.seen.insert_checked_hash(h);
                 // An upper bound on the flow's weight so far gates its admission into
                 // the candidates (`SpaceSaving::update_bounded`: a flow no heavier
                 // than the smallest candidate skips the eviction, every Space-Saving
@@ -613,13 +619,39 @@ impl<const N: usize> FlowMonitor<N> {
                 // weight when the filter has certainly not seen the flow this epoch
                 // (a Bloom filter has no false negatives) and nothing carries over
                 // from earlier epochs.
-                let mut upper = self.ranked.add_hash_estimate(h, ranked);
-                if !known && self.config.policy == EpochPolicy::Reset {
-                    upper = upper.min(ranked);
-                }
-                self.top.update_bounded(&f.key, h, ranked, upper);
+                //
+                // With `Reset`, a flow that is a candidate was admitted this epoch, on
+                // a frame that went through the new-flow filter and the flows sketch:
+                // the filter already holds it (it would answer "known" and set no
+                // bit) and the sketch already counted it. So a candidate's frame
+                // skips both (`update_gated` says which case it was) — the same state
+                // as the full path, for about half of a skewed stream's frames.
+                let mut known = true;
+                let candidate = if self.config.policy == EpochPolicy::Reset {
+                    let (seen, sketch, k) = (&mut self.seen, &mut self.ranked, &mut known);
+                    let candidate = self.top.update_gated(&f.key, h, ranked, || {
+                        *k = seen.insert_checked_hash(h);
+                        let upper = sketch.add_hash_estimate(h, ranked);
+                        if *k {
+                            upper
+                        } else {
+                            upper.min(ranked)
+                        }
+                    });
+                    if candidate {
+                        self.ranked.add_hash(h, ranked);
+                    }
+                    candidate
+                } else {
+                    known = self.seen.insert_checked_hash(h);
+                    let upper = self.ranked.add_hash_estimate(h, ranked);
+                    self.top.update_bounded(&f.key, h, ranked, upper);
+                    false
+                };
                 self.other.add_hash(h, other);
-                self.flows.insert_hash(h);
+                if !candidate {
+                    self.flows.insert_hash(h);
+                }
                 if !known {
                     self.seen_flows = self.seen_flows.saturating_add(1);
                     if !self.seen_before.contains_hash(h) {
@@ -631,14 +663,14 @@ impl<const N: usize> FlowMonitor<N> {
                 // filter is past its design load, where "known" is too often a false
                 // positive: then every frame counts its source.
                 if !known || self.seen_flows > NEW_FLOW_CAPACITY {
-                    let src = f.key.src_hash_with(&self.config.seed);
+                    let src = f.key.src_hash_with_key(&self.sip);
                     self.sources.insert_hash(src);
                     // The flow's first frame of the epoch: its endpoints against the
                     // blocklist (keyed with the same seed: the source's digest is
                     // shared).
                     if let (false, Some(b)) = (known, &self.blocklist) {
                         if b.contains_hash(src)
-                            || b.contains_hash(f.key.dst_hash_with(&self.config.seed))
+                            || b.contains_hash(f.key.dst_hash_with_key(&self.sip))
                         {
                             self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
                         }
@@ -858,7 +890,7 @@ mod tests {
     fn default_fits_64_kib() {
         let m = FlowMonitor::default();
         assert!(m.memory_bytes() <= 64 * 1024, "{}", m.memory_bytes());
-        assert_eq!(m.memory_bytes(), 64_896, "pin the documented size");
+        assert_eq!(m.memory_bytes(), 64_960, "pin the documented size");
         assert_eq!(
             core::mem::size_of::<Report>(),
             7_120,
