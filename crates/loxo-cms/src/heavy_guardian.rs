@@ -1,18 +1,12 @@
 //! HeavyGuardian [`HeavyGuardian<W, D, L, K>`]: top-k in `W` buckets of `L` keyed
 //! cells, exponential-weakening decay of the weakest cell among a key's `D` buckets.
 
-use loxo_core::{mix64, KeyHash};
+use loxo_core::KeyHash;
 
+use crate::bucket::{self, report_heaviest, Bucket};
 use crate::entry::Entry;
 use crate::heavy_keeper::{Decay, DECAY_BASE_PERCENT, DECAY_LEN};
 use crate::topk::TopK;
-
-/// One bucket: `L` cells of (key, count); count 0 = a free cell (its key is stale).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Bucket<K, const L: usize> {
-    keys: [K; L],
-    counts: [u32; L],
-}
 
 /// HeavyGuardian (Yang, Gong, Zhang et al., KDD 2018), heavy part only, keys stored in
 /// full, optionally with two bucket choices: top-k by *exponential-weakening decay*
@@ -153,36 +147,11 @@ impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32>
     #[must_use]
     pub const fn with_filler(rng_seed: u64, filler: K) -> Self {
         let () = Self::CHECK;
-        let s = mix64(rng_seed ^ 0x9e37_79b9_7f4a_7c15);
         Self {
-            buckets: [Bucket {
-                keys: [filler; L],
-                counts: [0; L],
-            }; W],
-            rng: if s == 0 { 0x2545_f491_4f6c_dd1d } else { s },
+            buckets: [Bucket::empty(filler); W],
+            rng: bucket::rng_start(rng_seed),
             total: 0,
         }
-    }
-
-    #[inline(always)]
-    fn next_u32(&mut self) -> u32 {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        (x >> 32) as u32
-    }
-
-    /// Every held (key, count) cell, in memory order.
-    fn cells(&self) -> impl Iterator<Item = (K, u32)> + '_ {
-        self.buckets.iter().flat_map(|b| {
-            b.keys
-                .iter()
-                .zip(&b.counts)
-                .filter(|(_, &c)| c > 0)
-                .map(|(&k, &c)| (k, c))
-        })
     }
 }
 
@@ -227,7 +196,7 @@ impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32>
                 let k = if w == 1 { min } else { min.div_ceil(w) } as usize;
                 Decay::<B>::TABLE
                     .get(k)
-                    .is_some_and(|&p| self.next_u32() < p)
+                    .is_some_and(|&p| bucket::next_u32(&mut self.rng) < p)
             };
             if !decays {
                 return;
@@ -249,38 +218,12 @@ impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32>
     fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
         (0..D).find_map(|i| {
             let b = self.buckets.get(hash.index(i as u32, W as u32) as usize)?;
-            b.keys
-                .iter()
-                .zip(&b.counts)
-                .find(|(k, &n)| n > 0 && *k == key)
-                .map(|(_, &n)| u64::from(n))
+            b.count_of(key).map(u64::from)
         })
     }
 
     fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
-        out.clear();
-        if M == 0 {
-            return;
-        }
-        for (key, c) in self.cells() {
-            let count = u64::from(c);
-            let at = out.partition_point(|x| x.count >= count);
-            if at >= M {
-                continue;
-            }
-            if out.is_full() {
-                out.pop();
-            }
-            let _ = out.insert(
-                at,
-                Entry {
-                    key,
-                    count,
-                    lower: Some(count),
-                    upper: None,
-                },
-            );
-        }
+        report_heaviest(Bucket::held(&self.buckets), true, out);
     }
 
     fn total(&self) -> u64 {
@@ -288,7 +231,7 @@ impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32>
     }
 
     fn len(&self) -> usize {
-        self.cells().count()
+        Bucket::held(&self.buckets).count()
     }
 
     fn capacity(&self) -> usize {
@@ -296,18 +239,12 @@ impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32>
     }
 
     fn clear(&mut self) {
-        for b in &mut self.buckets {
-            b.counts = [0; L];
-        }
+        Bucket::clear_all(&mut self.buckets);
         self.total = 0;
     }
 
     fn halve(&mut self) {
-        for b in &mut self.buckets {
-            for n in &mut b.counts {
-                *n >>= 1;
-            }
-        }
+        Bucket::halve_all(&mut self.buckets);
         self.total >>= 1;
     }
 }
@@ -318,6 +255,8 @@ mod tests {
     extern crate std;
     use std::collections::HashMap;
     use std::vec::Vec;
+
+    use loxo_core::mix64;
 
     use super::*;
 

@@ -1,6 +1,6 @@
 //! HeavyKeeper [`HeavyKeeper<W, D, N, K>`]: count-with-exponential-decay top-k.
 
-use loxo_core::{mix64, KeyHash};
+use loxo_core::KeyHash;
 
 use crate::cms::MAX_DEPTH;
 use crate::entry::Entry;
@@ -186,23 +186,17 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, const B: u32>
     #[must_use]
     pub const fn new(rng_seed: u64) -> Self {
         let () = Self::CHECK;
-        let s = mix64(rng_seed ^ 0x9e37_79b9_7f4a_7c15);
         Self {
             rows: [[Bucket { fp: 0, count: 0 }; W]; D],
             heap: KeyHeap::new(),
-            rng: if s == 0 { 0x2545_f491_4f6c_dd1d } else { s },
+            rng: crate::bucket::rng_start(rng_seed),
             total: 0,
         }
     }
 
     #[inline(always)]
     fn next_u32(&mut self) -> u32 {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        (x >> 32) as u32
+        crate::bucket::next_u32(&mut self.rng)
     }
 
     /// The sketch's own estimate of any key: the largest count among its buckets
@@ -344,6 +338,8 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, const B: u32>
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use loxo_core::mix64;
+
     use super::*;
 
     #[test]

@@ -54,6 +54,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+mod bucket;
 mod cms;
 mod count_sketch;
 mod entry;

@@ -1,8 +1,9 @@
 //! [`TieredTopK<H, C, K>`]: top-k in full-key heavy cells behind a cold tier of
 //! fingerprint counters that absorbs one-off keys and hands its count on promotion.
 
-use loxo_core::{mix64, reduce, KeyHash};
+use loxo_core::{reduce, KeyHash};
 
+use crate::bucket::{self, report_heaviest};
 use crate::entry::Entry;
 use crate::heavy_keeper::{Decay, DECAY_BASE_PERCENT};
 use crate::topk::TopK;
@@ -24,11 +25,7 @@ const MAX_WEIGHT: u32 = (1 << 24) - 1;
 pub const COLD_EPOCH_SHIFT: u32 = 15;
 
 /// One heavy bucket: `L` cells of (key, count); count 0 = a free cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Bucket<K> {
-    keys: [K; L],
-    counts: [u32; L],
-}
+type Bucket<K> = bucket::Bucket<K, L>;
 
 /// A two-tier top-k summary: `4·H` heavy cells holding full keys and exact counts,
 /// fed by `C` cold cells of (12-bit fingerprint, count) that absorb the cold keys —
@@ -198,28 +195,14 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
     #[must_use]
     pub const fn with_filler(rng_seed: u64, filler: K) -> Self {
         let () = Self::CHECK;
-        let s = mix64(rng_seed ^ 0x9e37_79b9_7f4a_7c15);
         Self {
-            heavy: [Bucket {
-                keys: [filler; L],
-                counts: [0; L],
-            }; H],
+            heavy: [Bucket::empty(filler); H],
             tags: [0; C],
             cells: [0; C],
-            rng: if s == 0 { 0x2545_f491_4f6c_dd1d } else { s },
+            rng: bucket::rng_start(rng_seed),
             total: 0,
             clock: 0,
         }
-    }
-
-    #[inline(always)]
-    fn next_u32(&mut self) -> u32 {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        (x >> 32) as u32
     }
 
     /// The arrivals of cold cell `i` as a newcomer sees them: 0 if free or idle
@@ -230,17 +213,6 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
             (Some(&x), Some(&t)) if now.wrapping_sub(t) & EPOCH_MASK < 2 => x & ARRIVALS,
             _ => 0,
         }
-    }
-
-    /// Every held (key, count) heavy cell, in memory order.
-    fn cells(&self) -> impl Iterator<Item = (K, u32)> + '_ {
-        self.heavy.iter().flat_map(|b| {
-            b.keys
-                .iter()
-                .zip(&b.counts)
-                .filter(|(_, &c)| c > 0)
-                .map(|(&k, &c)| (k, c))
-        })
     }
 }
 
@@ -309,7 +281,7 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
             let (i, n) = if b < a { (cold[1], b) } else { (cold[0], a) };
             let decayed = n > 0 && {
                 let p = Decay::<B>::TABLE.get(n as usize).copied().unwrap_or(0);
-                self.next_u32() < p
+                bucket::next_u32(&mut self.rng) < p
             };
             let (Some(x), Some(t)) = (self.cells.get_mut(i), self.tags.get_mut(i)) else {
                 return;
@@ -341,38 +313,12 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
     fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
         (0..2).find_map(|i| {
             let b = self.heavy.get(hash.index(i, H as u32) as usize)?;
-            b.keys
-                .iter()
-                .zip(&b.counts)
-                .find(|(k, &n)| n > 0 && *k == key)
-                .map(|(_, &n)| u64::from(n))
+            b.count_of(key).map(u64::from)
         })
     }
 
     fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
-        out.clear();
-        if M == 0 {
-            return;
-        }
-        for (key, c) in self.cells() {
-            let count = u64::from(c);
-            let at = out.partition_point(|x| x.count >= count);
-            if at >= M {
-                continue;
-            }
-            if out.is_full() {
-                out.pop();
-            }
-            let _ = out.insert(
-                at,
-                Entry {
-                    key,
-                    count,
-                    lower: None,
-                    upper: None,
-                },
-            );
-        }
+        report_heaviest(Bucket::held(&self.heavy), false, out);
     }
 
     fn total(&self) -> u64 {
@@ -380,7 +326,7 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
     }
 
     fn len(&self) -> usize {
-        self.cells().count()
+        Bucket::held(&self.heavy).count()
     }
 
     fn capacity(&self) -> usize {
@@ -388,19 +334,13 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
     }
 
     fn clear(&mut self) {
-        for b in &mut self.heavy {
-            b.counts = [0; L];
-        }
+        Bucket::clear_all(&mut self.heavy);
         self.cells = [0; C];
         self.total = 0;
     }
 
     fn halve(&mut self) {
-        for b in &mut self.heavy {
-            for n in &mut b.counts {
-                *n >>= 1;
-            }
-        }
+        Bucket::halve_all(&mut self.heavy);
         for x in &mut self.cells {
             // Weight and arrivals halve; a cell left with 0 arrivals is free.
             let n = (*x & ARRIVALS) >> 1;
@@ -416,6 +356,8 @@ mod tests {
     extern crate std;
     use std::collections::HashMap;
     use std::vec::Vec;
+
+    use loxo_core::mix64;
 
     use super::*;
 
