@@ -2,8 +2,8 @@
 //! `loxo build-filter` writes it, checked against every flow's source and destination
 //! on its first frame of the epoch.
 //!
-//! Asserted, per epoch, for 8- and 16-bit filters, several seeds, floods and epochs
-//! past the new-flow filter's design load:
+//! Asserted, per epoch, for 8- and 16-bit filters, several seeds, floods, epochs
+//! past the new-flow filter's design load and one 100× the firmware's:
 //! * `blocklisted_flows` is within the filters' stated errors of the exact number of
 //!   flows with a blocklisted endpoint: at most `exact + FP` (FP: the blocklist's
 //!   false positives, ≤ 2·2^−bits per flow outside it, + 4σ) and — below the
@@ -198,6 +198,25 @@ fn a_flood_from_or_to_blocklisted_addresses_and_overload() {
     let r = check("flood, within load", &mut m, &e, &set);
     assert!(!r.blocklisted_saturated);
     assert!(r.blocklisted_flows >= 1_900, "{}", r.blocklisted_flows);
+}
+
+#[test]
+fn an_epoch_100_times_the_demos() {
+    // One epoch of 1 638 400 frames (100× the firmware's 16 384) over 10⁵ Zipf(1.0)
+    // flows, then a demo-sized epoch: the long one is far past the new-flow filter's
+    // design load, so its count must be flagged (and still ≤ exact + false positives),
+    // while its listed flows keep bounds that contain their exact bytes and every
+    // blocklisted flow above 1/256 of the epoch is listed or outranked; the next
+    // epoch, back within the load, is counted within the stated errors again.
+    let long = traffic::zipf(1_638_400, 100_000, 1.0, 0.0, 31);
+    let set = pick(&long, 40, 1_000);
+    let mut m = monitor(blocklist(&set, 8, SEED));
+    let r = check("100× epoch", &mut m, &long, &set);
+    assert!(r.blocklisted_saturated);
+    assert!(!r.blocklisted.is_empty());
+    let short = traffic::zipf(16_384, 3_000, 1.0, 0.0, 32);
+    let r = check("demo-sized epoch after it", &mut m, &short, &set);
+    assert!(!r.blocklisted_saturated);
 }
 
 #[test]
