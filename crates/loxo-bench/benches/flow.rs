@@ -1,7 +1,8 @@
 //! `FlowMonitor` throughput: parse + one hash + top-k by bytes and packets + two HLL
 //! inserts per frame, in packets per second, over Zipf(1.0) frames (10⁵ flows, IPv4
 //! TCP/UDP and IPv6 UDP, 64–1500 B) with and without a 50 % flood; `parse_frame` alone
-//! for comparison.
+//! for comparison; `monitor_burst` feeds the same frames through `feed_burst`, which
+//! starts each frame's first read two frames ahead.
 //!
 //! Run: `cargo bench -p loxo-bench --bench flow -- --warm-up-time 1 --measurement-time 3`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -32,6 +33,13 @@ fn bench(c: &mut Criterion) {
                 for f in &fs {
                     m.feed(black_box(f));
                 }
+                m.end_epoch(&mut r);
+                black_box(r.elephants.len());
+            });
+        });
+        g.bench_function(format!("monitor_burst/{name}"), |b| {
+            b.iter(|| {
+                black_box(m.feed_burst(black_box(&fs[..])));
                 m.end_epoch(&mut r);
                 black_box(r.elephants.len());
             });

@@ -47,10 +47,10 @@
 //! proportional to the set and lives behind the `alloc` feature (host tools); the
 //! default build stays allocation-free.
 //!
-//! The only `unsafe` is the x86_64 prefetch hint of the batched lookups
-//! (`contains_batch`), confined to one private module and run under Miri.
+//! No `unsafe`: the batched lookups' (`contains_batch`) x86_64 prefetch hint is
+//! [`loxo_core::prefetch`].
 #![no_std]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

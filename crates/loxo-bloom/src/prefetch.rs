@@ -1,34 +1,12 @@
-//! The crate's only `unsafe`: a software prefetch hint for the batched lookups
-//! ([`Bloom::contains_batch`](crate::Bloom::contains_batch),
+//! The batched lookups ([`Bloom::contains_batch`](crate::Bloom::contains_batch),
 //! [`BlockedBloom::contains_batch`](crate::BlockedBloom::contains_batch),
-//! [`RegisterBloom::contains_batch`](crate::RegisterBloom::contains_batch)).
-//!
-//! A prefetch retires at once, unlike a load, so a batch can hash its next keys while
-//! the cache lines of the previous ones are on their way (RocksDB's `MultiGet` does
-//! the same for its filters). On targets without a stable prefetch intrinsic
-//! (Cortex-M, aarch64 on stable Rust) it compiles to nothing and the batch is a plain
-//! loop.
-#![allow(unsafe_code)]
+//! [`RegisterBloom::contains_batch`](crate::RegisterBloom::contains_batch)): each key
+//! is hashed and what its lookup reads is prefetched ([`loxo_core::prefetch`]) before
+//! any is tested, so the cache misses of a batch overlap.
 
 use loxo_core::{KeyHash, Seed};
 
-/// Asks the CPU to bring the cache line holding `*value` into L1.
-#[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
-    // SAFETY: `_mm_prefetch` is `unsafe` only because it is a `#[target_feature(enable =
-    // "sse")]` function, and `sse` is enabled (the `cfg` above; it is part of the
-    // x86_64 baseline). It is a hint that never faults and never reads into the
-    // program, and the pointer comes from a live reference anyway. Run under Miri:
-    // `cargo +nightly miri test -p loxo-bloom --lib batch`.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            core::ptr::from_ref(value).cast::<i8>(),
-        );
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-    let _ = value;
-}
+pub(crate) use loxo_core::prefetch;
 
 /// The batched lookup every filter offers: hash each key and `prefetch` what its
 /// lookup will read, then `test` them all.

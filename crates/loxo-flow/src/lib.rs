@@ -37,9 +37,9 @@ mod theta;
 pub use blocklist::Blocklist;
 pub use key::{protocol_name, FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
-    Bounds, Config, Elephant, EpochPolicy, FlowMonitor, NewFlowFilter, OtherSketch, RankedSketch,
-    Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED, MAX_ELEPHANTS, NEW_FLOW_BLOCKS,
-    NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
+    Bounds, Config, Elephant, EpochPolicy, Fed, FlowMonitor, NewFlowFilter, OtherSketch,
+    RankedSketch, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED, MAX_ELEPHANTS,
+    NEW_FLOW_BLOCKS, NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
 };
 pub use parse::{
     parse_frame, parse_frame_captured, parse_frame_captured_weighted, parse_frame_weighted,
