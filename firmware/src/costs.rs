@@ -31,7 +31,7 @@ static mut SS: SpaceSaving<FlowKey, DEFAULT_CANDIDATES> = SpaceSaving::new();
 /// evaluated, HeavyGuardian with two bucket choices, and the two-tier summary.
 static mut HK8K: HeavyKeeper<272, 2, 100, u64, 160> = HeavyKeeper::new(1);
 static mut HG8K: HeavyGuardian<170, 2, 4, u64> = HeavyGuardian::with_filler(1, 0);
-static mut TT8K: TieredTopK<64, 848, u64> = TieredTopK::with_filler(1, 0);
+static mut TT8K: TieredTopK<48, 278, 4200, u64> = TieredTopK::with_filler(1, 0);
 static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2)).without_martingale();
 static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
@@ -183,7 +183,7 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             guardian8k.update(&h.get(), h, 60);
         },
     );
-    measure(ticks, "tieredtopk<64,848,u64> update (8 KiB)", kh, |h| {
+    measure(ticks, "tieredtopk<48,278,4200,u64> update (8 KiB)", kh, |h| {
         tiered8k.update(&h.get(), h, 60);
     });
     measure(

@@ -14,7 +14,7 @@
 //!   `RandomState`); `topk_update/prehashed` repeats loxo's three with precomputed
 //!   digests, plus the two 8 KiB summaries of the hard-stream evaluation
 //!   (`tests/tests/topk_classes.rs`): `HeavyKeeper<272, 2, 100, u64, 160>`,
-//!   `HeavyGuardian<170, 2, 4, u64>` and `TieredTopK<64, 848, u64>` (also keyed in
+//!   `HeavyGuardian<170, 2, 4, u64>` and `TieredTopK<48, 278, 4200, u64>` (also keyed in
 //!   `topk_update`).
 //!
 //! Run: `cargo bench -p loxo-bench --bench cms -- --warm-up-time 1 --measurement-time 3`.
@@ -154,8 +154,8 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
         }
         black_box(&hg);
     });
-    let mut tt = Box::new(TieredTopK::<64, 848, u64>::new(1));
-    bench(c, g, "loxo TieredTopK 64x4+848", || {
+    let mut tt = Box::new(TieredTopK::<48, 278, 4200, u64>::new(1));
+    bench(c, g, "loxo TieredTopK 48x4+278+4200", || {
         for &k in keys {
             tt.update(&k, SEED.hash_u64(k), 1);
         }
@@ -198,7 +198,7 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
         }
         black_box(&hg);
     });
-    bench(c, gp, "loxo TieredTopK 64x4+848", || {
+    bench(c, gp, "loxo TieredTopK 48x4+278+4200", || {
         for (k, h) in &pairs {
             tt.update(k, *h, 1);
         }
@@ -255,7 +255,7 @@ fn print_table() {
                 "loxo HeavyKeeper",
                 "loxo HeavyKeeper 272x2 b1.6",
                 "loxo HeavyGuardian 170x2x4",
-                "loxo TieredTopK 64x4+848",
+                "loxo TieredTopK 48x4+278+4200",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
             ],
@@ -267,7 +267,7 @@ fn print_table() {
                 "loxo HeavyKeeper",
                 "loxo HeavyKeeper 272x2 b1.6",
                 "loxo HeavyGuardian 170x2x4",
-                "loxo TieredTopK 64x4+848",
+                "loxo TieredTopK 48x4+278+4200",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
             ],

@@ -17,7 +17,7 @@
 /// | [`CmsTopK`](crate::CmsTopK) | `None` (`count − ε·N` holds only w.p. `1 − δ`) | `count` (Count-Min never under-counts) |
 /// | [`HeavyKeeper`](crate::HeavyKeeper) | `None` (counts are lower estimates unless two keys share a 32-bit fingerprint) | `None` (decay can lose any amount) |
 /// | [`HeavyGuardian`](crate::HeavyGuardian) | `count` (full keys: a cell only counts its own key's weight) | `None` (decay and late entry lose any amount) |
-/// | [`TieredTopK`](crate::TieredTopK) | `None` (the carried cold weight may include a fingerprint collision) | `None` (decay and late entry lose any amount) |
+/// | [`TieredTopK`](crate::TieredTopK) | `None` (the carried cold weight may include a fingerprint collision, and by bytes an estimated first arrival) | `None` (decay and late entry lose any amount) |
 ///
 /// Tested on every stream of `tests/tests/topk_properties.rs`: every `Some` bound
 /// contains the exact count.

@@ -1,5 +1,6 @@
-//! [`TieredTopK<H, C, K>`]: top-k in full-key heavy cells behind a cold tier of
-//! fingerprint counters that absorbs one-off keys and hands its count on promotion.
+//! [`TieredTopK<H, C, S, K>`]: top-k in full-key heavy cells behind a cold tier of
+//! fingerprint counters that hands its count on promotion, itself behind a record
+//! of first arrivals that keeps one-off keys out of it.
 
 use loxo_core::{reduce, KeyHash};
 
@@ -30,7 +31,9 @@ type Bucket<K> = bucket::Bucket<K, L>;
 /// A two-tier top-k summary: `4·H` heavy cells holding full keys and exact counts,
 /// fed by `C` cold cells of (12-bit fingerprint, count) that absorb the cold keys —
 /// a Cold Filter (Zhou et al., SIGMOD 2018) in front of a HeavyGuardian-like heavy
-/// part (Yang et al., KDD 2018), both with two choices.
+/// part (Yang et al., KDD 2018), both with two choices — and a record of `S`
+/// 8-bit fingerprints of first arrivals in front of the cold tier, so that a key
+/// must arrive twice before it takes a cold cell.
 ///
 /// Per update of key `x` with weight `w`:
 ///
@@ -39,22 +42,33 @@ type Bucket<K> = bucket::Bucket<K, L>;
 ///    cold count added if it has one (see 3).
 /// 2. **Cold tier** (only for keys not in the heavy tier): the key's two cold
 ///    cells, each a 12-bit fingerprint, the weight gathered and the number of
-///    arrivals `n`. A cell with `x`'s fingerprint → weight `+ w`, `n + 1`. Else a
-///    free cell, or an *idle* one (not touched for 2 epochs of `2^E` updates), is
-///    taken: weight `w`, `n = 1`. Else the cell with fewer arrivals decays with
-///    probability `b^−n` (`b = B/100`, HeavyGuardian's exponential weakening, counted
-///    in arrivals): it loses one average arrival (weight `− weight/n`, `n − 1`), and
-///    at `n = 1` `x` takes it.
-/// 3. **Promotion**: when `x`'s cold weight exceeds the weakest count of its heavy
+///    arrivals `n`. A cell with `x`'s fingerprint → weight `+ w`, `n + 1`, done.
+/// 3. **First arrivals** (a key in neither tier, while the heavy tier is full): the
+///    key's slot of `S` holds its 8-bit fingerprint → the slot is cleared and `x`
+///    goes on to 4 as a key seen twice, with weight `2w` (its first arrival's weight
+///    taken to be this one's: exact by packets, an estimate by bytes). Else `x`'s
+///    fingerprint overwrites the slot, done: the arrival is recorded, not counted.
+/// 4. **Cold newcomer**: a free cold cell, or an *idle* one (not touched for 2
+///    epochs of `2^E` updates), is taken: weight `2w`, `n = 1`. Else the cell with
+///    fewer arrivals decays with probability `b^−n` (`b = B/100`, HeavyGuardian's
+///    exponential weakening, counted in arrivals): it loses one average arrival
+///    (weight `− weight/n`, `n − 1`), and at `n = 1` `x` takes it.
+/// 5. **Promotion**: when `x`'s cold weight exceeds the weakest count of its heavy
 ///    cells, `x` replaces that heavy cell with its cold weight as count (the evicted
-///    key and its count are dropped) and its cold cell is freed.
+///    key and its count are dropped) and its cold cell is freed. A free heavy cell
+///    (the heavy tier not yet full) is taken at once, by a key's first arrival.
 ///
 /// Why it holds where one tier fails (`crates/loxo-cms/README.md`, issue 17): a
-/// one-off key never reaches the heavy cells, so a flood decays only cold cells,
-/// and the keys in the heavy tier are never eroded; a cold cell is 6 bytes
-/// against a heavy cell's 12 (with `u64` keys), so at 8 KiB there are 848 cold
-/// candidates next to 256 heavy cells; the promoted key keeps what it gathered in
-/// the cold tier, so a late entrant is not under-counted by its wait; decay counted
+/// one-off key never reaches the heavy cells, so a flood never erodes the keys in
+/// the heavy tier; it does not reach the cold cells either (only the 1/255 of it
+/// whose fingerprint matches a recorded one), so a cold cell lives until its key
+/// returns, not until the flood's next few hundred keys; the promoted key keeps
+/// what it gathered in the cold tier, so a late entrant is not under-counted by
+/// its wait. What such a key still loses is its arrivals before one of them was
+/// recorded and not overwritten until its next: with `S` one-byte records a record
+/// lives ~`S` one-off keys, and six records fit in the bytes of one cold cell
+/// (measured under a 90 % flood at 10⁷ packets: the top 100's mean relative error
+/// fell from 1.2 % / 1.7 % to 0.39 % / 0.57 %, packets / bytes). Decay counted
 /// in arrivals protects a cold cell of `n` small packets from 1500-byte flood
 /// packets as much as from any other newcomer (HeavyGuardian's `b^−⌈C/w⌉` rule gives
 /// a cell of `n` 64-byte packets the exponent `⌈64·n/1500⌉ ≈ n/23` against them);
@@ -65,6 +79,7 @@ type Bucket<K> = bucket::Bucket<K, L>;
 /// # Parameters
 ///
 /// * `H` — heavy buckets of 4 cells, 1..=2³²−1; `C` — cold cells, 1..=2³²−1;
+///   `S` — first-arrival records (bytes), 1..=2³²−1;
 /// * `K` — the key type (compared with `==`, stored inline);
 /// * `E` — the cold epoch, `2^E` updates, 4..=28 (default [`COLD_EPOCH_SHIFT`] =
 ///   15): a cold cell untouched for more than `2^E` to `2^(E+1)` updates is free
@@ -80,7 +95,7 @@ type Bucket<K> = bucket::Bucket<K, L>;
 /// Out-of-range parameters fail to compile (a failed `const` assertion, E0080):
 ///
 /// ```compile_fail,E0080
-/// let _ = loxo_cms::TieredTopK::<64, 848, u64, 30>::new(1); // E = 30
+/// let _ = loxo_cms::TieredTopK::<48, 278, 4200, u64, 30>::new(1); // E = 30
 /// ```
 ///
 /// # Guarantee
@@ -89,34 +104,35 @@ type Bucket<K> = bucket::Bucket<K, L>;
 /// [`Entry::upper`](crate::Entry::upper) are `None`. A reported count is the cold
 /// weight the key carried into the heavy tier plus the key's exact weight since
 /// (keys are compared in full there). The carried part can be *low* (the key's
-/// weight before it held a cold cell, and what decay took, are lost — as in
-/// HeavyGuardian) or *high* (another key with the same 12-bit fingerprint that
-/// probed the same cold cell while it was held: probability 1/4096 per other key
-/// probing it). Without a fingerprint collision the count is a lower bound. The test
-/// `topk_classes` measures the error at 8 KiB (`crates/loxo-cms/README.md`): mean
-/// relative error of the top 100 ≤ 0.15 % on 12 of its 14 stream rows, and its
-/// ignored `topk_classes_confirmation` repeats that on seeds 4–6 and at 10⁷
-/// packets. Under a 90 % one-off flood the counts of the
-/// top 100 are 2–4 % low on average: a key near rank 100 arrives once per ~1.7·10⁴
-/// packets there, with ~1.5·10⁴ distinct flood keys in between, more than 8 KiB can
-/// remember, so its first arrivals are lost. Heavy counts saturate at `u32::MAX`.
+/// arrivals before one was recorded and not overwritten until its next, and what
+/// decay took, are lost — as in HeavyGuardian) or *high* (another key with the
+/// same 12-bit fingerprint that probed the same cold cell while it was held:
+/// probability 1/4096 per other key probing it; a first arrival taken for a second
+/// one because another key left the same 8-bit record: 1/255 per arrival that finds
+/// a record; by bytes, the first arrival's weight is estimated by the second's).
+/// The test `topk_classes` measures the error at 8 KiB (`crates/loxo-cms/README.md`):
+/// at 10⁷ packets over 10⁶ flows the top 100's mean relative error is ≤ 0.83 % on
+/// each of its 14 stream rows (0.39 % / 0.57 % under a 90 % one-off flood, by packets
+/// / bytes); at 4·10⁶ packets, where a rank-100 key has 2.5× fewer packets, it is
+/// 1.1 % under that flood by bytes (a key's first few arrivals are lost whatever the
+/// stream's length). Heavy counts saturate at `u32::MAX`.
 /// After [`halve`](TopK::halve) every heavy count, cold weight and arrival count is
 /// halved (a cold cell left with no arrival is freed).
 ///
 /// # Memory
 ///
 /// `H·(4·size_of::<K>() + 16)` bytes of heavy cells (a bucket padded to `K`'s
-/// alignment) + `6·C` of cold cells + 20 (RNG, total, update clock), rounded up to
-/// the alignment: `TieredTopK<64, 848, u64>` is 8 184 bytes (256 heavy cells, 848
-/// cold). The decay table is a `const` (4.8 KB of flash per `B` in use, shared with
+/// alignment) + `6·C` of cold cells + `S` first-arrival records + 20 (RNG, total,
+/// update clock), rounded up to the alignment: `TieredTopK<48, 278, 4200, u64>` is
+/// 8 192 bytes (192 heavy cells, 278 cold, 4 200 records). The decay table is a `const` (4.8 KB of flash per `B` in use, shared with
 /// `HeavyKeeper` and `HeavyGuardian` of the same `B`).
 ///
 /// # Cost
 ///
 /// [`update`](TopK::update): two heavy buckets (8 key compares; a bucket of 4 `u64`
 /// keys is 48 bytes), and for a key not in the heavy tier two cold cells (two
-/// `u16` tags, two `u32` cells), at most one xorshift draw and one integer division
-/// (`weight/n`) when a cold cell decays. No heap. Measured: see `crates/loxo-cms/README.md`.
+/// `u16` tags, two `u32` cells) and one record byte, at most one xorshift draw and
+/// one integer division (`weight/n`) when a cold cell decays. No heap. Measured: see `crates/loxo-cms/README.md`.
 /// [`report`](TopK::report): a scan of the `4·H` heavy cells, O(H·M) moves at
 /// worst.
 ///
@@ -127,7 +143,7 @@ type Bucket<K> = bucket::Bucket<K, L>;
 /// use loxo_core::Seed;
 ///
 /// let seed = Seed::new(1, 2);
-/// let mut t = TieredTopK::<4, 64, u64>::new(42); // 16 heavy cells, 64 cold
+/// let mut t = TieredTopK::<4, 64, 256, u64>::new(42); // 16 heavy, 64 cold, 256 records
 /// for i in 0..30_000u64 {
 ///     // a third of the updates are key 7, the rest one-off keys
 ///     let key = if i % 3 == 0 { 7 } else { 1_000 + i };
@@ -143,11 +159,14 @@ type Bucket<K> = bucket::Bucket<K, L>;
 pub struct TieredTopK<
     const H: usize,
     const C: usize,
+    const S: usize,
     K,
     const E: u32 = COLD_EPOCH_SHIFT,
     const B: u32 = DECAY_BASE_PERCENT,
 > {
     heavy: [Bucket<K>; H],
+    /// First-arrival records: an 8-bit fingerprint (1..=255) per slot, 0 = empty.
+    seen: [u8; S],
     tags: [u16; C],
     cells: [u32; C],
     rng: u64,
@@ -155,8 +174,8 @@ pub struct TieredTopK<
     clock: u32,
 }
 
-impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
-    TieredTopK<H, C, K, E, B>
+impl<const H: usize, const C: usize, const S: usize, K: Copy + Eq, const E: u32, const B: u32>
+    TieredTopK<H, C, S, K, E, B>
 {
     /// The cold decay base `b = B/100`.
     pub const DECAY_BASE: f64 = B as f64 / 100.0;
@@ -173,6 +192,10 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
         assert!(
             C >= 1 && C <= u32::MAX as usize,
             "TieredTopK: C must be in 1..=u32::MAX"
+        );
+        assert!(
+            S >= 1 && S <= u32::MAX as usize,
+            "TieredTopK: S must be in 1..=u32::MAX"
         );
         // The clock wraps at 2^32: epochs mod 16 stay consistent across the wrap
         // only if 2^(E+4) divides 2^32.
@@ -197,11 +220,30 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
         let () = Self::CHECK;
         Self {
             heavy: [Bucket::empty(filler); H],
+            seen: [0; S],
             tags: [0; C],
             cells: [0; C],
             rng: bucket::rng_start(rng_seed),
             total: 0,
             clock: 0,
+        }
+    }
+
+    /// Whether the key's first-arrival slot (at probe value `g`) holds its record:
+    /// then the slot is cleared; else the key's record overwrites it.
+    #[inline(always)]
+    fn seen_before(&mut self, hash: KeyHash, g: u64) -> bool {
+        let record = ((hash.get() >> 16) as u8).max(1);
+        match self.seen.get_mut(reduce(g, S as u32) as usize) {
+            Some(x) if *x == record => {
+                *x = 0;
+                true
+            }
+            Some(x) => {
+                *x = record;
+                false
+            }
+            None => false,
         }
     }
 
@@ -216,8 +258,8 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32>
     }
 }
 
-impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> TopK<K>
-    for TieredTopK<H, C, K, E, B>
+impl<const H: usize, const C: usize, const S: usize, K: Copy + Eq, const E: u32, const B: u32>
+    TopK<K> for TieredTopK<H, C, S, K, E, B>
 {
     #[inline]
     fn update(&mut self, key: &K, hash: KeyHash, weight: u64) {
@@ -271,8 +313,12 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
         } else if min == 0 {
             // A free heavy cell and nothing in the cold tier: no cold cell to take.
             (usize::MAX, w)
+        } else if !self.seen_before(hash, g2.wrapping_add(step.wrapping_mul(2))) {
+            // A first arrival, recorded: not counted.
+            return;
         } else {
-            // The cold cell with fewer arrivals (an idle cell counts as free) decays
+            // A key seen twice. The cold cell with fewer arrivals (an idle cell counts
+            // as free) decays
             // with probability b^−n: it loses one average arrival.
             let (a, b) = (
                 self.cold_arrivals(cold[0], now),
@@ -287,8 +333,10 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
                 return;
             };
             if n == 0 || (decayed && n == 1) {
-                (*x, *t) = (w24 << 8 | 1, fp | now);
-                (i, w24)
+                // This arrival and the recorded one (taken to weigh the same).
+                let w2 = w24.saturating_mul(2).min(MAX_WEIGHT);
+                (*x, *t) = (w2 << 8 | 1, fp | now);
+                (i, w2)
             } else {
                 if decayed {
                     let c = *x >> 8;
@@ -335,6 +383,7 @@ impl<const H: usize, const C: usize, K: Copy + Eq, const E: u32, const B: u32> T
 
     fn clear(&mut self) {
         Bucket::clear_all(&mut self.heavy);
+        self.seen = [0; S];
         self.cells = [0; C];
         self.total = 0;
     }
@@ -363,7 +412,7 @@ mod tests {
 
     #[test]
     fn documented_size() {
-        assert_eq!(core::mem::size_of::<TieredTopK<64, 848, u64>>(), 8184);
+        assert_eq!(core::mem::size_of::<TieredTopK<48, 278, 4200, u64>>(), 8192);
     }
 
     fn h(k: u64) -> KeyHash {
@@ -389,7 +438,7 @@ mod tests {
     #[test]
     fn top_keys_are_found_with_close_counts() {
         for weighted in [false, true] {
-            let mut t = TieredTopK::<4, 64, u64, 8>::new(3);
+            let mut t = TieredTopK::<4, 64, 256, u64, 8>::new(3);
             let mut exact: HashMap<u64, u64> = HashMap::new();
             for (k, w) in stream(60_000) {
                 let w = if weighted { w } else { 1 };
@@ -416,7 +465,7 @@ mod tests {
 
     #[test]
     fn exact_while_nothing_competes() {
-        let mut t = TieredTopK::<4, 16, u32>::new(1);
+        let mut t = TieredTopK::<4, 16, 16, u32>::new(1);
         for i in 0..1000u32 {
             t.update(&(i % 8), KeyHash::from_u64(u64::from(i % 8) << 61), 2);
         }
@@ -433,13 +482,20 @@ mod tests {
     #[test]
     fn promotion_carries_the_cold_count() {
         // One heavy bucket (both choices), four keys of count 100 fill it.
-        let mut t = TieredTopK::<1, 8, u64>::new(1);
+        let mut t = TieredTopK::<1, 8, 4, u64>::new(1);
         for k in 1..=4u64 {
             t.update(&k, h(k), 100);
         }
-        // Key 9 waits in the cold tier until its count exceeds 100, then replaces
+        // Key 9's first arrival is recorded; its second takes a cold cell with the
+        // weight of both; it waits there until its count exceeds 100, then replaces
         // the first weakest heavy cell (key 1) with everything it gathered.
-        for _ in 0..150 {
+        t.update(&9, h(9), 1);
+        assert_eq!(
+            t.cells.iter().sum::<u32>(),
+            0,
+            "a first arrival is only recorded"
+        );
+        for _ in 1..150 {
             t.update(&9, h(9), 1);
         }
         assert_eq!(t.estimate(&9, h(9)), Some(150));
@@ -447,11 +503,43 @@ mod tests {
         assert_eq!(t.cells.iter().sum::<u32>(), 0, "its cold cell was freed");
     }
 
+    /// One-off keys never reach the cold cells (but the 1/255 of them whose record
+    /// matches the one in their slot); a key's second arrival does, with the
+    /// weight of both; the heavy tier, full, is untouched.
+    #[test]
+    fn one_off_keys_stay_out_of_the_cold_tier() {
+        let mut t = TieredTopK::<1, 64, 1024, u64>::new(1);
+        for k in 1..=4u64 {
+            t.update(&k, h(k), 1_000);
+        }
+        for k in 0..20_000u64 {
+            t.update(&(1 << 40 | k), h(1 << 40 | k), 1);
+        }
+        let taken = t.cells.iter().filter(|&&x| x & ARRIVALS > 0).count();
+        // Record collisions: ~20 000/255 ≈ 78 over the run, into 64 cells.
+        assert!(taken <= 64, "{taken}");
+        let expected = 20_000.0 / 255.0;
+        let held: u32 = t.cells.iter().map(|x| x & ARRIVALS).sum();
+        assert!(f64::from(held) < 2.0 * expected, "{held} cold arrivals");
+        for k in 1..=4u64 {
+            assert_eq!(t.estimate(&k, h(k)), Some(1_000));
+        }
+        let mut t = TieredTopK::<1, 64, 1024, u64>::new(1);
+        for k in 1..=4u64 {
+            t.update(&k, h(k), 1_000);
+        }
+        t.update(&9, h(9), 300);
+        assert!(t.cells.iter().all(|&x| x == 0));
+        t.update(&9, h(9), 200);
+        let held: Vec<u32> = t.cells.iter().copied().filter(|&x| x != 0).collect();
+        assert_eq!(held, [400 << 8 | 1], "the second arrival's weight, twice");
+    }
+
     #[test]
     fn idle_cold_cells_are_freed() {
         // One cold cell (both choices), epochs of 2^4 updates; the heavy bucket is
         // full of counts no cold key reaches.
-        let mut t = TieredTopK::<1, 1, u64, 4>::new(1);
+        let mut t = TieredTopK::<1, 1, 1, u64, 4>::new(1);
         for k in 1..=4u64 {
             t.update(&k, h(k), 1_000_000);
         }
@@ -460,15 +548,19 @@ mod tests {
         }
         let fp = |k: u64| h(k).get() as u16 & FP_MASK;
         assert_eq!((t.cells[0] >> 8, t.cells[0] & ARRIVALS), (600, 255));
-        // Key 10 cannot decay 255 arrivals (b^−255 < 10^−8) while the cell is fresh…
+        // Key 10, seen twice, cannot decay 255 arrivals (b^−255 < 10^−8) while the
+        // cell is fresh…
+        t.update(&10, h(10), 1);
         t.update(&10, h(10), 1);
         assert_eq!((t.cells[0] >> 8, t.tags[0] & FP_MASK), (600, fp(9)));
-        // …but after two idle epochs it takes the cell at once.
+        // …but after two idle epochs it takes the cell at once, on its next second
+        // arrival, with the weight of both.
         for _ in 0..32 {
             t.update(&1, h(1), 1);
         }
         t.update(&10, h(10), 1);
-        assert_eq!((t.cells[0], t.tags[0] & FP_MASK), (1 << 8 | 1, fp(10)));
+        t.update(&10, h(10), 1);
+        assert_eq!((t.cells[0], t.tags[0] & FP_MASK), (2 << 8 | 1, fp(10)));
     }
 
     #[test]
@@ -477,14 +569,16 @@ mod tests {
         // whatever the weights: 1500-byte newcomers against 64-byte arrivals weaken
         // it exactly as often as 1-packet newcomers against 1-packet arrivals.
         let run = |own: u64, newcomer: u64| {
-            let mut t = TieredTopK::<1, 1, u64>::new(5);
+            let mut t = TieredTopK::<1, 1, 1, u64>::new(5);
             for k in 1..=4u64 {
                 t.update(&k, h(k), u64::from(u32::MAX));
             }
-            for _ in 0..30 {
+            for _ in 0..31 {
                 t.update(&9, h(9), own);
             }
+            // Newcomers seen twice each (a first arrival only is recorded).
             for k in 0..50u64 {
+                t.update(&(100 + k), h(100 + k), newcomer);
                 t.update(&(100 + k), h(100 + k), newcomer);
             }
             t.cells[0] & ARRIVALS
@@ -496,7 +590,7 @@ mod tests {
 
     #[test]
     fn halve_and_clear() {
-        let mut t = TieredTopK::<8, 32, u64>::new(3);
+        let mut t = TieredTopK::<8, 32, 64, u64>::new(3);
         for (k, w) in stream(10_000) {
             t.update(&k, h(k), w);
         }
@@ -513,7 +607,7 @@ mod tests {
 
     #[test]
     fn const_constructor() {
-        static T: TieredTopK<4, 16, [u8; 4]> = TieredTopK::with_filler(1, [0; 4]);
+        static T: TieredTopK<4, 16, 16, [u8; 4]> = TieredTopK::with_filler(1, [0; 4]);
         assert!(T.is_empty());
     }
 }

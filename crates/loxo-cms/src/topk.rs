@@ -15,7 +15,7 @@ use crate::heap::KeyHeap;
 /// Implemented by [`SpaceSaving<K, N>`](crate::SpaceSaving),
 /// [`HeavyKeeper<W, D, N, K>`](crate::HeavyKeeper), [`CmsTopK<W, D, N, K>`] and
 /// [`HeavyGuardian<W, D, L, K>`](crate::HeavyGuardian) (`N = W·L` cells) and
-/// [`TieredTopK<H, C, K>`](crate::TieredTopK) (`N = 4·H` heavy cells), so
+/// [`TieredTopK<H, C, S, K>`](crate::TieredTopK) (`N = 4·H` heavy cells), so
 /// a flow monitor can be generic over the algorithm. Every implementation holds at
 /// most `N` candidate keys ([`capacity`](Self::capacity)) in inline storage and
 /// never allocates.
