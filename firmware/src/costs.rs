@@ -183,9 +183,14 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             guardian8k.update(&h.get(), h, 60);
         },
     );
-    measure(ticks, "tieredtopk<48,278,4200,u64> update (8 KiB)", kh, |h| {
-        tiered8k.update(&h.get(), h, 60);
-    });
+    measure(
+        ticks,
+        "tieredtopk<48,278,4200,u64> update (8 KiB)",
+        kh,
+        |h| {
+            tiered8k.update(&h.get(), h, 60);
+        },
+    );
     measure(
         ticks,
         "heavykeeper estimate (heap find)",

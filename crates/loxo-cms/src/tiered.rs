@@ -117,7 +117,8 @@ type Bucket<K> = bucket::Bucket<K, L>;
 /// 1.1 % under that flood by bytes (a key's first few arrivals are lost whatever the
 /// stream's length). Heavy counts saturate at `u32::MAX`.
 /// After [`halve`](TopK::halve) every heavy count, cold weight and arrival count is
-/// halved (a cold cell left with no arrival is freed).
+/// halved (a cold cell left with no arrival is freed); the first-arrival records,
+/// which hold no weight, stay.
 ///
 /// # Memory
 ///
