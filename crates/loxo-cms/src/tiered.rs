@@ -125,15 +125,17 @@ type Bucket<K> = bucket::Bucket<K, L>;
 /// `H·(4·size_of::<K>() + 16)` bytes of heavy cells (a bucket padded to `K`'s
 /// alignment) + `6·C` of cold cells + `S` first-arrival records + 20 (RNG, total,
 /// update clock), rounded up to the alignment: `TieredTopK<48, 278, 4200, u64>` is
-/// 8 192 bytes (192 heavy cells, 278 cold, 4 200 records). The decay table is a `const` (4.8 KB of flash per `B` in use, shared with
-/// `HeavyKeeper` and `HeavyGuardian` of the same `B`).
+/// 8 192 bytes (192 heavy cells, 278 cold, 4 200 records). The decay table is a
+/// `const` (4.8 KB of flash per `B` in use, shared with `HeavyKeeper` and
+/// `HeavyGuardian` of the same `B`).
 ///
 /// # Cost
 ///
 /// [`update`](TopK::update): two heavy buckets (8 key compares; a bucket of 4 `u64`
 /// keys is 48 bytes), and for a key not in the heavy tier two cold cells (two
 /// `u16` tags, two `u32` cells) and one record byte, at most one xorshift draw and
-/// one integer division (`weight/n`) when a cold cell decays. No heap. Measured: see `crates/loxo-cms/README.md`.
+/// one integer division (`weight/n`) when a cold cell decays. No heap. Measured:
+/// see `crates/loxo-cms/README.md`.
 /// [`report`](TopK::report): a scan of the `4·H` heavy cells, O(H·M) moves at
 /// worst.
 ///
@@ -319,8 +321,7 @@ impl<const H: usize, const C: usize, const S: usize, K: Copy + Eq, const E: u32,
             return;
         } else {
             // A key seen twice. The cold cell with fewer arrivals (an idle cell counts
-            // as free) decays
-            // with probability b^−n: it loses one average arrival.
+            // as free) decays with probability b^−n: it loses one average arrival.
             let (a, b) = (
                 self.cold_arrivals(cold[0], now),
                 self.cold_arrivals(cold[1], now),
@@ -509,19 +510,19 @@ mod tests {
     /// weight of both; the heavy tier, full, is untouched.
     #[test]
     fn one_off_keys_stay_out_of_the_cold_tier() {
-        let mut t = TieredTopK::<1, 64, 1024, u64>::new(1);
+        // 1 024 cold cells: without the records, 20 000 one-off keys take them all
+        // (every newcomer finds a free cell or one of n = 1 to decay).
+        let mut t = TieredTopK::<1, 1024, 1024, u64>::new(1);
         for k in 1..=4u64 {
             t.update(&k, h(k), 1_000);
         }
         for k in 0..20_000u64 {
             t.update(&(1 << 40 | k), h(1 << 40 | k), 1);
         }
+        // Record matches: ~20 000/255 ≈ 78 keys pass, each into a cell of its own
+        // (two choices among 1 024: few collide).
         let taken = t.cells.iter().filter(|&&x| x & ARRIVALS > 0).count();
-        // Record collisions: ~20 000/255 ≈ 78 over the run, into 64 cells.
-        assert!(taken <= 64, "{taken}");
-        let expected = 20_000.0 / 255.0;
-        let held: u32 = t.cells.iter().map(|x| x & ARRIVALS).sum();
-        assert!(f64::from(held) < 2.0 * expected, "{held} cold arrivals");
+        assert!((30..=160).contains(&taken), "{taken} cold cells taken");
         for k in 1..=4u64 {
             assert_eq!(t.estimate(&k, h(k)), Some(1_000));
         }
