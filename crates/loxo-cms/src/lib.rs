@@ -17,6 +17,8 @@
 //! hash a key once with [`Seed::hash`](loxo_core::Seed::hash) and feed the same
 //! digest to every sketch (`add` / `add_hash`, `estimate` / `estimate_hash`).
 //! Sizing helpers for the Count-Min parameters are in [`sizing`].
+//! Space-Saving summaries of disjoint streams (one per device) combine, with
+//! deterministic bounds, in a [`SpaceSavingMerge`] over caller-provided cells.
 //!
 //! ```
 //! use loxo_cms::{Cms, HeavyKeeper, TopK};
@@ -61,6 +63,7 @@ mod entry;
 mod heap;
 mod heavy_guardian;
 mod heavy_keeper;
+mod merge;
 pub mod sizing;
 mod space_saving;
 mod tiered;
@@ -74,6 +77,7 @@ pub use entry::Entry;
 pub use heap::Slot;
 pub use heavy_guardian::HeavyGuardian;
 pub use heavy_keeper::{HeavyKeeper, DECAY_BASE, DECAY_BASE_PERCENT};
+pub use merge::{MergeFull, MergedEntry, SpaceSavingMerge};
 pub use space_saving::SpaceSaving;
 pub use tiered::{TieredTopK, COLD_EPOCH_SHIFT};
 pub use topk::{CmsTopK, TopK};
