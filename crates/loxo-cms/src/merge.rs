@@ -105,10 +105,10 @@ impl core::error::Error for MergeFull {}
 /// let mut a = SpaceSaving::<u32, 2>::new();
 /// let mut b = SpaceSaving::<u32, 2>::new();
 /// for k in [1u32, 1, 1, 2, 3] {
-///     a.update(&k, h(k), 10); // full: key 3 replaced key 2 (minimum 10)
+///     a.update(&k, h(k), 10); // full: key 3 replaced key 2 (count 20, error 10)
 /// }
 /// for k in [1u32, 4] {
-///     b.update(&k, h(k), 5); // not full: exact
+///     b.update(&k, h(k), 5); // full too (N = 2), exact, minimum 5
 /// }
 /// let mut cells = [MergedEntry::new(0u32); 4];
 /// let mut merge = SpaceSavingMerge::new(&mut cells);
@@ -118,11 +118,12 @@ impl core::error::Error for MergeFull {}
 /// let top = merge.entries()[0];
 /// assert_eq!((top.key, top.count, top.lower, top.upper), (1, 35, 35, 35));
 /// let four = merge.entries().iter().find(|e| e.key == 4).unwrap();
-/// // Key 4 may have weighed up to a's minimum (10) in a's stream: f ∈ [5, 15].
-/// assert_eq!((four.count, four.lower, four.upper), (5, 5, 15));
-/// assert!(four.lower <= 5 && 5 <= four.upper);
+/// // Key 4 may have weighed up to a's minimum (20) in a's stream: f ∈ [5, 25].
+/// assert_eq!((four.count, four.lower, four.upper), (5, 5, 25));
+/// let three = merge.entries().iter().find(|e| e.key == 3).unwrap();
+/// assert_eq!((three.count, three.lower, three.upper), (20, 10, 25)); // f = 10: + b's minimum
 /// assert_eq!(merge.total(), 60);
-/// assert_eq!(merge.unlisted_upper(), 10); // key 2 (true weight 10) is on no list
+/// assert_eq!(merge.unlisted_upper(), 25); // key 2 (f = 10) is on no list
 /// # Ok::<(), loxo_cms::MergeFull>(())
 /// ```
 #[derive(Debug)]
