@@ -22,8 +22,10 @@ pub struct MergedEntry<K> {
     pub upper: u64,
     /// How many merged summaries list the key.
     pub summaries: u32,
-    /// The number (1-based) of the last summary that listed the key.
-    mark: u32,
+    /// Sum of the listing summaries' upper bounds (`count` for Space-Saving).
+    listed_upper: u64,
+    /// Sum of the listing summaries' minimum counts.
+    listed_min: u64,
 }
 
 impl<K> MergedEntry<K> {
@@ -37,7 +39,8 @@ impl<K> MergedEntry<K> {
             lower: 0,
             upper: 0,
             summaries: 0,
-            mark: 0,
+            listed_upper: 0,
+            listed_min: 0,
         }
     }
 }
@@ -89,10 +92,13 @@ impl core::error::Error for MergeFull {}
 ///
 /// # Memory and cost
 ///
-/// The storage: `size_of::<MergedEntry<K>>()` (`size_of::<K>() + 32`, rounded to 8)
-/// bytes per cell; `Σ len()` cells of the merged summaries always suffice. Adding a
-/// summary of `n` entries to a merge holding `M` keys costs `O(n·M)` key comparisons
-/// (a linear search: no hashing, no allocation) plus an `O(M)` pass.
+/// The storage: `size_of::<MergedEntry<K>>()` (`size_of::<K>() + 48`, rounded to 8)
+/// bytes per cell; `Σ len()` cells of the merged summaries always suffice (fewer do
+/// when the lists share keys). [`add`](Self::add) copies a summary's `n` entries into
+/// free cells, `O(n)`; the keys listed twice are combined when the entries are read
+/// ([`entries`](Self::entries), [`sort_by_count`](Self::sort_by_count)) or when the
+/// cells run out: a sort by key and one pass, `O(M log M)` for `M` cells in use,
+/// no hashing, no allocation.
 ///
 /// # Example
 ///
@@ -114,8 +120,7 @@ impl core::error::Error for MergeFull {}
 /// let mut merge = SpaceSavingMerge::new(&mut cells);
 /// merge.add(&a)?;
 /// merge.add(&b)?;
-/// merge.sort_by_count();
-/// let top = merge.entries()[0];
+/// let top = merge.sort_by_count()[0];
 /// assert_eq!((top.key, top.count, top.lower, top.upper), (1, 35, 35, 35));
 /// let four = merge.entries().iter().find(|e| e.key == 4).unwrap();
 /// // Key 4 may have weighed up to a's minimum (20) in a's stream: f ∈ [5, 25].
@@ -129,18 +134,22 @@ impl core::error::Error for MergeFull {}
 #[derive(Debug)]
 pub struct SpaceSavingMerge<'a, K> {
     cells: &'a mut [MergedEntry<K>],
+    /// Cells in use.
     len: usize,
+    /// Cells `..settled` hold distinct keys, sorted by key.
+    settled: usize,
     summaries: u32,
     total: u64,
     unlisted: u64,
 }
 
-impl<'a, K: Copy + Eq> SpaceSavingMerge<'a, K> {
+impl<'a, K: Copy + Ord> SpaceSavingMerge<'a, K> {
     /// An empty merge writing into `cells` (their contents are overwritten).
     pub fn new(cells: &'a mut [MergedEntry<K>]) -> Self {
         Self {
             cells,
             len: 0,
+            settled: 0,
             summaries: 0,
             total: 0,
             unlisted: 0,
@@ -150,66 +159,84 @@ impl<'a, K: Copy + Eq> SpaceSavingMerge<'a, K> {
     /// Adds one summary's stream to the union.
     ///
     /// # Errors
-    /// [`MergeFull`] if the keys it lists that the merge does not hold yet do not fit
-    /// in the cells left; the merge is then unchanged.
+    /// [`MergeFull`] if its entries do not fit in the cells left once the keys listed
+    /// twice are combined; the union is then unchanged.
     pub fn add<const N: usize>(&mut self, s: &SpaceSaving<K, N>) -> Result<(), MergeFull> {
-        let held = &self.cells[..self.len];
-        let new = s
-            .entries()
-            .filter(|e| !held.iter().any(|c| c.key == e.key))
-            .count();
-        if self.len + new > self.cells.len() {
+        let n = s.len();
+        if self.len + n > self.cells.len() {
+            self.settle();
+        }
+        if self.len + n > self.cells.len() {
             return Err(MergeFull {
-                needed: self.len + new,
+                needed: self.len + n,
                 capacity: self.cells.len(),
             });
         }
         let m = s.min_count();
-        let mark = self.summaries.saturating_add(1);
-        let before = self.len;
-        for e in s.entries() {
-            let held = self.cells[..self.len].iter().position(|c| c.key == e.key);
-            let i = held.unwrap_or_else(|| {
-                // A key new to the merge was on none of the earlier lists.
-                self.cells[self.len] = MergedEntry {
-                    upper: self.unlisted,
-                    ..MergedEntry::new(e.key)
-                };
-                self.len += 1;
-                self.len - 1
-            });
-            let c = &mut self.cells[i];
-            c.count = c.count.saturating_add(e.count);
-            c.lower = c.lower.saturating_add(e.lower.unwrap_or(0));
-            c.upper = c.upper.saturating_add(e.upper.unwrap_or(u64::MAX));
-            c.summaries = c.summaries.saturating_add(1);
-            c.mark = mark;
+        for (c, e) in self.cells[self.len..].iter_mut().zip(s.entries()) {
+            *c = MergedEntry {
+                count: e.count,
+                lower: e.lower.unwrap_or(0),
+                summaries: 1,
+                listed_upper: e.upper.unwrap_or(u64::MAX),
+                listed_min: m,
+                ..MergedEntry::new(e.key)
+            };
         }
-        for c in self.cells[..before].iter_mut().filter(|c| c.mark != mark) {
-            c.upper = c.upper.saturating_add(m);
-        }
-        self.summaries = mark;
+        self.len += n;
+        self.summaries = self.summaries.saturating_add(1);
         self.total = self.total.saturating_add(s.total());
         self.unlisted = self.unlisted.saturating_add(m);
         Ok(())
     }
 
-    /// The merged keys, in the order they were first listed (or by count after
-    /// [`sort_by_count`](Self::sort_by_count)).
-    #[must_use]
-    pub fn entries(&self) -> &[MergedEntry<K>] {
+    /// Combines the cells of one key and sets every `upper`: sort by key, one pass.
+    fn settle(&mut self) {
+        let cells = &mut self.cells[..self.len];
+        if self.settled < cells.len() {
+            cells.sort_unstable_by_key(|c| c.key);
+            let mut kept = 0;
+            for i in 0..cells.len() {
+                let c = cells[i];
+                if kept > 0 && cells[kept - 1].key == c.key {
+                    // Sums of non-negative terms: saturating sums are order-free.
+                    let k = &mut cells[kept - 1];
+                    k.count = k.count.saturating_add(c.count);
+                    k.lower = k.lower.saturating_add(c.lower);
+                    k.summaries = k.summaries.saturating_add(c.summaries);
+                    k.listed_upper = k.listed_upper.saturating_add(c.listed_upper);
+                    k.listed_min = k.listed_min.saturating_add(c.listed_min);
+                } else {
+                    cells[kept] = c;
+                    kept += 1;
+                }
+            }
+            self.len = kept;
+            self.settled = kept;
+        }
+        let unlisted = self.unlisted;
+        for c in &mut self.cells[..self.len] {
+            c.upper = c
+                .listed_upper
+                .saturating_add(unlisted.saturating_sub(c.listed_min));
+        }
+    }
+
+    /// The merged keys, sorted by key.
+    pub fn entries(&mut self) -> &[MergedEntry<K>] {
+        self.settle();
         &self.cells[..self.len]
     }
 
-    /// Orders the keys by `count` descending, ties by key ascending (in place, no
-    /// allocation).
-    pub fn sort_by_count(&mut self)
-    where
-        K: Ord,
-    {
-        // Keys are unique, so the order is total and an unstable sort is deterministic.
+    /// The merged keys by `count` descending, ties by key ascending (sorted in place).
+    pub fn sort_by_count(&mut self) -> &[MergedEntry<K>] {
+        self.settle();
+        // Keys are distinct, so the order is total and an unstable sort deterministic.
         self.cells[..self.len]
             .sort_unstable_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
+        // Sorted by count, the cells must be sorted by key again before a merge.
+        self.settled = 0;
+        &self.cells[..self.len]
     }
 
     /// Summaries merged.
@@ -273,14 +300,17 @@ mod tests {
         for s in &sums {
             m.add(s).unwrap();
         }
-        m.sort_by_count();
+        assert!(m
+            .sort_by_count()
+            .windows(2)
+            .all(|w| w[0].count >= w[1].count));
         assert_eq!(m.summaries(), D as u32);
         assert_eq!(m.total(), truth.iter().sum::<u64>());
         assert_eq!(
             m.unlisted_upper(),
             sums.iter().map(SpaceSaving::min_count).sum::<u64>()
         );
-        assert!(m.entries().windows(2).all(|w| w[0].count >= w[1].count));
+        let unlisted = m.unlisted_upper();
         let mut listed = [false; KEYS];
         for e in m.entries() {
             let f = truth[e.key as usize];
@@ -296,7 +326,7 @@ mod tests {
         }
         for (k, &f) in truth.iter().enumerate() {
             if !listed[k] {
-                assert!(f <= m.unlisted_upper(), "seed {seed}: key {k} f = {f}");
+                assert!(f <= unlisted, "seed {seed}: key {k} f = {f}");
             }
         }
     }
@@ -310,6 +340,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::large_stack_arrays)] // 38 KiB of cells on a test thread's 2 MiB
     fn summaries_not_full_merge_exactly() {
         // 300 keys fit in N = 512: every count is exact, and so are the bounds.
         let mut truth = [0u64; KEYS];
@@ -323,7 +354,7 @@ mod tests {
             b.update(&k, h(k), w);
             truth[k as usize] += w;
         });
-        let mut cells = [MergedEntry::new(0); KEYS];
+        let mut cells = [MergedEntry::new(0); 2 * KEYS];
         let mut m = SpaceSavingMerge::new(&mut cells);
         m.add(&a).unwrap();
         m.add(&b).unwrap();
@@ -333,6 +364,28 @@ mod tests {
             assert_eq!((e.count, e.lower, e.upper), (f, f, f));
         }
         assert_eq!(m.entries().len(), truth.iter().filter(|&&f| f > 0).count());
+    }
+
+    #[test]
+    fn cells_for_the_distinct_keys_and_one_list_suffice() {
+        // Five lists of keys 0..8 (weights 1..=5 per summary): 40 entries, 8 keys; 16
+        // cells hold them because each add combines the keys listed twice first.
+        let mut sums = [const { SpaceSaving::<u32, 8>::new() }; 5];
+        for (d, s) in (1u64..).zip(&mut sums) {
+            for k in 0..8 {
+                s.update(&k, h(k), d);
+            }
+        }
+        let mut cells = [MergedEntry::new(0); 16];
+        let mut m = SpaceSavingMerge::new(&mut cells);
+        for s in &sums {
+            m.add(s).unwrap();
+        }
+        assert_eq!(m.entries().len(), 8);
+        assert!(m
+            .entries()
+            .iter()
+            .all(|e| (e.count, e.lower, e.upper, e.summaries) == (15, 15, 15, 5)));
     }
 
     #[test]
@@ -351,7 +404,7 @@ mod tests {
         assert_eq!(
             m.add(&b),
             Err(MergeFull {
-                needed: 6,
+                needed: 8,
                 capacity: 5
             })
         );
