@@ -47,8 +47,11 @@ pub struct Image {
 
 /// Decodes a `space-saving` frame of flow keys with `N` candidates under any seed:
 /// every check is `loxo-cms`'s own (`SpaceSaving::decode_into`), after the verified
-/// payload is re-signed under a placeholder seed.
-fn decode<const N: usize>(frame: &Frame<'_>) -> anyhow::Result<Box<SpaceSaving<FlowKey, N>>> {
+/// payload is re-signed under a placeholder seed. Shared with `loxo collect`
+/// ([`decode_topk`](crate::collect::decode_topk)).
+pub(crate) fn decode_unseeded<const N: usize>(
+    frame: &Frame<'_>,
+) -> anyhow::Result<Box<SpaceSaving<FlowKey, N>>> {
     let h = *frame.header();
     let payload = frame.payload();
     let mut buf = vec![0u8; frame_len(payload.len())];
@@ -68,7 +71,7 @@ fn decode<const N: usize>(frame: &Frame<'_>) -> anyhow::Result<Box<SpaceSaving<F
 }
 
 fn image<const N: usize>(frame: &Frame<'_>, lg_max_map_size: Option<u8>) -> anyhow::Result<Image> {
-    let s = decode::<N>(frame)?;
+    let s = decode_unseeded::<N>(frame)?;
     let mut bytes = vec![0u8; max_encoded_len(s.len(), FLOW_TEXT_MAX)];
     let n = encode_space_saving(&*s, lg_max_map_size, display_text, &mut bytes)?;
     bytes.truncate(n);

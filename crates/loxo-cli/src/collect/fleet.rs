@@ -1,0 +1,137 @@
+//! The fleet figures of an epoch: the frames behind them, the devices' top-k lists
+//! combined by [`loxo_cms::SpaceSavingMerge`], and the seed-less top-k decoder.
+
+use loxo_cms::{MergedEntry, SpaceSavingMerge, TopK};
+use loxo_control::datagram::Stream;
+use loxo_core::wire::{Frame, SketchKind};
+use loxo_flow::FlowKey;
+
+use super::{TopSummary, TOP_N};
+use crate::frequent::decode_unseeded;
+use crate::sketch::AnyHll;
+
+/// One frame a device delivered in an epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceFrame {
+    /// The device.
+    pub device: u32,
+    /// Which sketch.
+    pub stream: Stream,
+    /// The loxo wire frame as received.
+    pub bytes: Vec<u8>,
+    /// Its seed fingerprint.
+    pub fingerprint: u64,
+    /// Merged into the fleet figures.
+    pub merged: bool,
+}
+
+/// One flow of the fleet top-k, with bounds on its fleet-wide weight `f` (in the
+/// devices' ranking measure): `lower ≤ f ≤ upper`, always.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FleetEntry {
+    /// The flow.
+    pub key: FlowKey,
+    /// Sum of the devices' counts (an estimate, `lower ≤ count ≤ upper`).
+    pub count: u64,
+    /// Sum of the devices' `count − error`.
+    pub lower: u64,
+    /// `count` plus the minimum count of every merged summary not listing the flow.
+    pub upper: u64,
+    /// Devices whose list has the flow.
+    pub devices: u32,
+}
+
+/// An epoch's fleet figures and the frames behind them.
+#[derive(Clone, Debug)]
+pub struct EpochSummary {
+    /// The epoch.
+    pub epoch: u32,
+    /// Every frame received and decoded, by device then stream.
+    pub frames: Vec<DeviceFrame>,
+    /// The fleet's seed fingerprint (that of the merged frames).
+    pub fingerprint: Option<u64>,
+    /// The merged distinct-flow sketch (`None` if no flows frame merged).
+    pub flows: Option<AnyHll>,
+    /// Devices whose flows frame is in [`flows`](Self::flows).
+    pub flows_devices: Vec<u32>,
+    /// The fleet top flows, by `count` descending (ties: key order).
+    pub top: Vec<FleetEntry>,
+    /// Devices whose top-k frame is in [`top`](Self::top).
+    pub top_devices: Vec<u32>,
+    /// Sum of the merged summaries' stream totals.
+    pub top_total: u64,
+    /// A flow on no merged list weighs at most this fleet-wide (`Σ mᵢ`).
+    pub unlisted_upper: u64,
+}
+
+impl EpochSummary {
+    /// Devices with at least one decoded frame.
+    #[must_use]
+    pub fn devices(&self) -> Vec<u32> {
+        let mut d: Vec<u32> = self.frames.iter().map(|f| f.device).collect();
+        d.dedup();
+        d
+    }
+
+    /// The merged HLL encoded under the fleet's fingerprint.
+    #[must_use]
+    pub fn encode_flows(&self) -> Option<Vec<u8>> {
+        Some(self.flows.as_ref()?.encode(self.fingerprint?))
+    }
+}
+
+/// Combines Space-Saving summaries into fleet entries with deterministic bounds (see
+/// the module doc); returns the entries by `count` descending, the summed total and
+/// the bound on unlisted flows.
+#[must_use]
+pub fn combine_top(summaries: &[&TopSummary]) -> (Vec<FleetEntry>, u64, u64) {
+    let listed = summaries.iter().map(|s| s.len()).sum();
+    let mut cells = vec![MergedEntry::new(FlowKey::v4([0; 4], [0; 4], 0, 0, 0)); listed];
+    let mut merge = SpaceSavingMerge::new(&mut cells);
+    for s in summaries {
+        if merge.add(*s).is_err() {
+            unreachable!("Σ len() cells hold every listed key");
+        }
+    }
+    let (total, unlisted) = (merge.total(), merge.unlisted_upper());
+    let top = merge
+        .sort_by_count()
+        .iter()
+        .map(|e| FleetEntry {
+            key: e.key,
+            count: e.count,
+            lower: e.lower,
+            upper: e.upper,
+            devices: e.summaries,
+        })
+        .collect();
+    (top, total, unlisted)
+}
+
+/// Decodes a top-k frame (`space-saving`, `N = 256`, 38-byte flow keys) made under any
+/// seed; returns its seed fingerprint and the summary.
+///
+/// `SpaceSaving::decode_into` checks the frame's fingerprint against a seed the
+/// collector does not have (and `loxo-cms` has no seed-less decoder), so the payload,
+/// its CRC-32 verified by [`Frame::parse`], is re-signed under a placeholder seed and
+/// decoded by `loxo-cms` itself (`frequent::decode_unseeded`): every other check (parameters,
+/// flags, key bytes, `error ≤ count`, heap order, no key twice, counts within the
+/// total) is the crate's own. The summary is only read, never updated.
+///
+/// # Errors
+/// A message naming the first check that fails.
+pub fn decode_topk(bytes: &[u8]) -> Result<(u64, Box<TopSummary>), String> {
+    let frame = Frame::parse(bytes).map_err(|e| e.to_string())?;
+    let h = *frame.header();
+    if h.kind != SketchKind::SpaceSaving {
+        return Err(format!(
+            "a {} frame on the top-k stream, expected space-saving",
+            h.kind.name()
+        ));
+    }
+    if h.flags != 0 {
+        return Err(format!("space-saving frame with flags {:#04x}", h.flags));
+    }
+    let s = decode_unseeded::<TOP_N>(&frame).map_err(|e| format!("{e:#}"))?;
+    Ok((h.seed_fingerprint, s))
+}
