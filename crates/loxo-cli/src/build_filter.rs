@@ -38,6 +38,10 @@ pub(crate) const MAX_KEYS: usize = 1 << 25;
 
 /// Options of `loxo build-filter`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  loxo build-filter -o blocklist.loxo blocklist.txt       a random seed, written to blocklist.loxo.key
+  loxo build-filter -o blocklist.loxo --fingerprint 16 blocklist.txt
+  loxo top trace.pcap --blocklist blocklist.loxo")]
 pub(crate) struct Args {
     /// Keys file: one IPv4/IPv6 address or CIDR prefix (≤ 2^16 addresses) per line,
     /// `#` comments.

@@ -32,7 +32,11 @@
 //! non-zero).
 
 use std::fmt;
+use std::fs::File;
 use std::io::{Chain, Cursor, Read};
+use std::path::Path;
+
+use anyhow::Context as _;
 
 use pcap_file::pcap::PcapReader;
 use pcap_file::pcapng::{Block, PcapNgReader};
@@ -44,6 +48,14 @@ pub const MAX_RECORD_LEN: u32 = 262_144;
 
 /// The pcapng section header block's type, which is also its magic number.
 const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+/// The pcap file header's magic numbers, as stored: micro- and nanosecond
+/// timestamps, either byte order.
+const PCAP_MAGICS: [[u8; 4]; 4] = [
+    [0xd4, 0xc3, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0xc3, 0xd4],
+    [0x4d, 0x3c, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0x3c, 0x4d],
+];
 /// Length of the Ethernet II header the link types are normalised to.
 const ETH_HDR: usize = 14;
 const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -276,14 +288,9 @@ impl fmt::Display for CaptureError {
     }
 }
 
-impl std::error::Error for CaptureError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// No `source`: the message of [`CaptureError::Io`] already ends with the I/O error's,
+/// and an error chain printed with `{:#}` would say it twice.
+impl std::error::Error for CaptureError {}
 
 /// One record of a capture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -370,7 +377,7 @@ struct Interface {
     snaplen: u32,
 }
 
-type Input<R> = Chain<Cursor<[u8; 4]>, R>;
+type Input<R> = Chain<Cursor<Vec<u8>>, R>;
 
 enum Inner<R: Read> {
     Pcap {
@@ -402,6 +409,56 @@ impl<R: Read> fmt::Debug for CaptureReader<R> {
     }
 }
 
+/// Opens the capture file `path` for `command` (`"loxo top"`…): a directory is refused
+/// with a message saying so, not the bare "Is a directory" a read of it gives.
+///
+/// # Errors
+/// A directory, or a file that cannot be opened, with its path.
+pub fn open_file(path: &Path, command: &str) -> anyhow::Result<File> {
+    let name = path.display();
+    if path.is_dir() {
+        anyhow::bail!("{name} is a directory; `{command}` reads one pcap or pcapng capture file");
+    }
+    File::open(path).with_context(|| format!("cannot open {name}"))
+}
+
+/// The error of [`CaptureReader::new`] on the file `path`, for `command`: a file that
+/// is not a capture gets a hint at what the command reads.
+pub fn header_error(path: &Path, command: &str, e: CaptureError) -> anyhow::Error {
+    let name = path.display();
+    match e {
+        CaptureError::NotACapture(_) => anyhow::anyhow!(
+            "{name}: {e}; `{command}` reads pcap and pcapng captures (tcpdump -w or `loxo gen` write one)"
+        ),
+        e => anyhow::anyhow!("{name}: {e}"),
+    }
+}
+
+/// What a file that is not a capture looks like, from its first bytes: a loxo sketch,
+/// text (quoted), or bytes (in hex).
+#[must_use]
+pub fn describe_head(head: &[u8]) -> String {
+    if head.starts_with(&loxo_core::wire::MAGIC) {
+        return "it is a loxo sketch (`loxo inspect` prints it)".into();
+    }
+    // The head may end inside a multi-byte character: text is what decodes before it.
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) if head.len() - e.valid_up_to() < 4 && e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => "",
+    };
+    let printable = |c: char| !c.is_control() || c.is_ascii_whitespace();
+    match text {
+        t if !t.is_empty() && t.chars().all(printable) => format!("it is text, starting {t:?}"),
+        _ => {
+            let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
+            format!("it starts with the bytes {}", hex.join(" "))
+        }
+    }
+}
+
 impl<R: Read> CaptureReader<R> {
     /// Reads the file header of a pcap or pcapng capture.
     ///
@@ -409,15 +466,27 @@ impl<R: Read> CaptureReader<R> {
     /// [`CaptureError::NotACapture`] (or [`CaptureError::Io`]) when `input` does not
     /// start with a valid pcap or pcapng header.
     pub fn new(mut input: R) -> Result<Self, CaptureError> {
-        let mut magic = [0u8; 4];
-        input.read_exact(&mut magic).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                CaptureError::NotACapture("too short to be a capture".into())
-            } else {
-                CaptureError::Io(e)
+        // Enough of the file to say what it is when it is not a capture.
+        let mut head = [0u8; 16];
+        let mut got = 0;
+        while got < head.len() {
+            match input.read(&mut head[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(CaptureError::Io(e)),
             }
-        })?;
-        let input = Cursor::new(magic).chain(input);
+        }
+        let head = &head[..got];
+        let Some(magic) = head.first_chunk::<4>().copied() else {
+            return Err(CaptureError::NotACapture(
+                "too short to be a capture".into(),
+            ));
+        };
+        if magic != PCAPNG_MAGIC && !PCAP_MAGICS.contains(&magic) {
+            return Err(CaptureError::NotACapture(describe_head(head)));
+        }
+        let input = Cursor::new(head.to_vec()).chain(input);
         let header_error = |e: PcapError| match e {
             PcapError::IoError(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
                 CaptureError::Io(e)

@@ -12,6 +12,10 @@ use loxo_cli::sketch::{self, AnyHll};
 
 /// Options of `loxo export`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  loxo export --redis 127.0.0.1:6379 flows:epoch-0 sketches/epoch-0.loxo   then PFCOUNT flows:epoch-0
+  loxo export --hyll epoch-0.hyll sketches/epoch-0.loxo
+  loxo export --datasketches top.bin collected/epoch-0/device-1.topk.loxo")]
 pub(crate) struct Args {
     /// `SET` the sketch as key KEY on the Redis server at HOST:PORT.
     #[arg(long, num_args = 2, value_names = ["HOST:PORT", "KEY"], required_unless_present_any = ["hyll", "datasketches"])]

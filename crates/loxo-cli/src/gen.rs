@@ -26,9 +26,16 @@ use pcap_file::pcap::{PcapPacket, PcapWriter};
 
 /// Options of `loxo gen`.
 #[derive(Debug, clap::Args)]
+#[command(
+    override_usage = "loxo gen -o <OUT.pcap> [-n PACKETS] [OPTIONS]",
+    after_help = "Examples:
+  loxo gen -o trace.pcap                   1 000 000 frames of 100 000 Zipf(1) flows, and trace.truth.csv
+  loxo gen -o small.pcap -n 10000 -f 500 --seed 7
+  loxo gen -o dirty.pcap -n 100000 --malformed 0.01 --flood 0.1 --extensions 0.2"
+)]
 pub(crate) struct Args {
     /// Output pcap file.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "OUT.pcap")]
     output: PathBuf,
     /// Number of frames.
     #[arg(short = 'n', long, default_value_t = 1_000_000)]

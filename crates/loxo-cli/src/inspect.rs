@@ -8,6 +8,9 @@ use loxo_cli::sketch;
 
 /// Options of `loxo inspect`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  loxo inspect sketches/epoch-0.loxo
+  loxo inspect collected/epoch-3/fleet.flows.loxo")]
 pub(crate) struct Args {
     /// A file holding one serialized loxo sketch (loxo wire format).
     file: PathBuf,

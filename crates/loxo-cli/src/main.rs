@@ -44,6 +44,18 @@ enum Command {
     BuildFilter(build_filter::Args),
 }
 
+/// A `clap` value parser for a count: a negative number is taken as a value and
+/// refused as such (without it clap takes `-5` for an option and suggests `-- -5`,
+/// which only moves the error).
+pub(crate) fn non_negative<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
+    let n: i128 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a whole number"))?;
+    let n = u64::try_from(n).map_err(|_| "must be ≥ 0".to_owned())?;
+    T::try_from(n).map_err(|_| format!("{n} is too large"))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {

@@ -8,6 +8,9 @@ use loxo_cli::sketch;
 
 /// Options of `loxo merge`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  loxo merge -o fleet.loxo a/epoch-0.loxo b/epoch-0.loxo
+  loxo inspect fleet.loxo")]
 pub(crate) struct Args {
     /// Where to write the merged sketch (loxo wire format).
     #[arg(short, long)]

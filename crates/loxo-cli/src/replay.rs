@@ -28,7 +28,6 @@
 //! `loxo inspect`, `loxo merge` and `loxo export`.
 
 use std::cell::RefCell;
-use std::fs::File;
 use std::io::BufReader;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -54,6 +53,12 @@ const FIFO_OVERHEAD: usize = 8;
 
 /// Options of `loxo replay`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples (the firmware in QEMU, its NIC a UDP socket netdev; `cargo xtask demo` runs all this):
+  loxo replay trace.pcap --control-key control.key --to 127.0.0.1:7001 --from 127.0.0.1:7002
+  loxo replay trace.pcap --control-key control.key --to 127.0.0.1:7001 --from 127.0.0.1:7002 \\
+      --sketch-dir sketches --forward 4740=127.0.0.1:4740"
+)]
 pub(crate) struct Args {
     /// The capture to replay (pcap or pcapng, any snap length; Ethernet, raw IP,
     /// Linux cooked or BSD loopback link types, sent as Ethernet frames).
@@ -311,10 +316,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.batch_frames == 0 || args.batch_frames > 170 || args.batch_bytes < 2048 {
         bail!("--batch-frames must be in 1..=170 and --batch-bytes at least 2048");
     }
-    let file =
-        File::open(&args.file).with_context(|| format!("opening {}", args.file.display()))?;
+    let file = capture::open_file(&args.file, "loxo replay")?;
     let mut capture = CaptureReader::new(BufReader::new(file))
-        .with_context(|| format!("{}", args.file.display()))?;
+        .map_err(|e| capture::header_error(&args.file, "loxo replay", e))?;
     let sock = UdpSocket::bind(args.from).with_context(|| format!("binding {}", args.from))?;
     sock.set_read_timeout(Some(Duration::from_millis(100)))?;
     if let Some(dir) = &args.sketch_dir {

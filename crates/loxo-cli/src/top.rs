@@ -17,7 +17,6 @@
 //! observation interval is the wall-clock time loxo spent reading it (a capture's own
 //! timestamps are not read).
 
-use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +32,12 @@ use serde_json::json;
 
 /// Options of `loxo top`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  loxo top trace.pcap                       elephants holding ≥ 1 % of the bytes
+  loxo top trace.pcap --theta 0.5% --epoch 100000
+  loxo top trace.pcap --packets --json > top.json
+  loxo top trace.pcap --blocklist blocklist.loxo
+  loxo top trace.pcap --ipfix 127.0.0.1:2055  (and to an IPFIX collector, e.g. nfcapd)")]
 #[allow(clippy::struct_excessive_bools)] // command-line switches
 pub(crate) struct Args {
     /// Capture to read (pcap or pcapng, detected from the magic number; any snap
@@ -49,10 +54,12 @@ pub(crate) struct Args {
     /// packets with --packets): a flow must hold θ of the epoch and at least this much
     /// (0: θ alone). Keeps a few frames from being elephants when an epoch has almost
     /// no IP traffic.
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(long, default_value_t = 0, value_name = "N", allow_negative_numbers = true,
+          value_parser = crate::non_negative::<u64>)]
     min_volume: u64,
     /// Close an epoch every N frames (0: the whole capture is one epoch).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_name = "N", allow_negative_numbers = true,
+          value_parser = crate::non_negative::<u32>)]
     epoch: u32,
     /// Print one JSON document instead of tables.
     #[arg(long)]
@@ -113,7 +120,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         ..Config::default()
     };
     let name = a.file.display();
-    let file = File::open(&a.file).with_context(|| format!("cannot open {name}"))?;
+    let file = capture::open_file(&a.file, "loxo top")?;
     let size = file.metadata().map_or(0, |m| m.len());
     let bar = if a.quiet || a.json || size < 16 << 20 {
         ProgressBar::hidden()
@@ -128,7 +135,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         b
     };
     let mut reader = CaptureReader::new(BufReader::new(bar.wrap_read(file)))
-        .with_context(|| format!("{name}"))?;
+        .map_err(|e| capture::header_error(&a.file, "loxo top", e))?;
     let format = reader.format();
     let mut ev = Evaluator::new(config);
     if let Some(path) = &a.blocklist {

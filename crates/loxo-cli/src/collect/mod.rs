@@ -164,6 +164,9 @@ pub fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<V
 
 /// Options of `loxo collect`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  loxo collect --listen 0.0.0.0:4740 --out collected --devices 2
+  loxo collect --listen 127.0.0.1:4740 --redis 127.0.0.1:6379 --epochs 3 --timeout 30")]
 pub struct Args {
     /// UDP address to receive sketch datagrams on (port 0: any free port; the address
     /// is printed on stderr).

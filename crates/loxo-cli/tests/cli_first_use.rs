@@ -1,0 +1,180 @@
+//! What a first-time user meets: the messages of the commonest mistakes (a directory,
+//! a negative count, a missing `-o`, a file that is not a capture) say what is wrong
+//! once and what the command wants, and every subcommand's `--help` ends with
+//! examples.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn loxo(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args(args)
+        .output()
+        .expect("run loxo")
+}
+
+fn run(args: &[&str]) -> Output {
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    loxo(&args)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loxo-first-use-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn top(file: &Path) -> Output {
+    loxo(&["top".as_ref(), file.as_os_str()])
+}
+
+#[test]
+fn a_directory_is_named_as_such_once() {
+    let d = dir("directory");
+    let out = top(&d);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("is a directory"), "{err}");
+    assert!(
+        err.contains("`loxo top` reads one pcap or pcapng capture file"),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_lowercase().matches("is a directory").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_negative_count_is_a_value_refused_as_negative() {
+    let d = dir("negative");
+    let file = d.join("trace.pcap");
+    let file = file.to_str().unwrap();
+    for opt in ["--epoch", "--min-volume"] {
+        let out = run(&["top", opt, "-5", file]);
+        assert_eq!(out.status.code(), Some(2), "{opt}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("invalid value '-5' for '{opt} <N>'")),
+            "{err}"
+        );
+        assert!(err.contains("must be ≥ 0"), "{err}");
+        assert!(!err.contains("-- -5"), "{err}");
+        assert_eq!(err.matches("error:").count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn gen_without_out_names_the_missing_option_only() {
+    let out = run(&["gen", "-n", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the following required arguments were not provided"),
+        "{err}"
+    );
+    assert!(err.contains("--output <OUT.pcap>"), "{err}");
+    let usage = err.lines().find(|l| l.starts_with("Usage:")).unwrap();
+    assert!(usage.contains("loxo gen -o <OUT.pcap>"), "{usage}");
+    // The frame count is optional: shown in brackets, never as required.
+    assert!(!usage.contains("--packets <"), "{usage}");
+    assert!(usage.contains("[-n PACKETS]"), "{usage}");
+}
+
+#[test]
+fn a_file_that_is_not_a_capture_is_described_by_its_first_bytes() {
+    let d = dir("not-a-capture");
+    let sketch = {
+        // A real loxo sketch: `loxo build-filter`'s output.
+        let keys = d.join("keys.txt");
+        std::fs::write(&keys, "10.0.0.1\n").unwrap();
+        let out = d.join("filter.loxo");
+        let o = loxo(&[
+            "build-filter".as_ref(),
+            "--seed".as_ref(),
+            "000102030405060708090a0b0c0d0e0f".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            keys.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(&out).unwrap()
+    };
+    for (name, bytes, says) in [
+        (
+            "truth.csv",
+            b"frame,len,ip_len,expected\n0,64,50,flow\n".to_vec(),
+            "it is text, starting \"frame,len,ip_len\"",
+        ),
+        (
+            "filter.loxo",
+            sketch,
+            "it is a loxo sketch (`loxo inspect` prints it)",
+        ),
+        (
+            "noise.bin",
+            vec![
+                0xfe, 0x5a, 0x1e, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+            ],
+            "it starts with the bytes fe 5a 1e 00 01",
+        ),
+    ] {
+        let file = d.join(name);
+        std::fs::write(&file, &bytes).unwrap();
+        let out = top(&file);
+        assert!(!out.status.success(), "{name}");
+        let err = stderr(&out);
+        assert!(err.contains("not a pcap or pcapng file"), "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(
+            err.contains("`loxo top` reads pcap and pcapng captures"),
+            "{name}: {err}"
+        );
+        assert!(!err.contains("magic number"), "{name}: {err}");
+        assert!(!err.contains("PcapHeader"), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+    }
+}
+
+#[test]
+fn every_subcommand_help_ends_with_examples() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    // The subcommands, as `loxo --help` lists them (all but `help`).
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|&c| c != "help")
+        .collect();
+    assert!(commands.len() >= 8, "{commands:?}");
+    for c in commands {
+        let out = run(&[c, "--help"]);
+        assert!(out.status.success(), "{c}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let at = text
+            .find("Examples")
+            .unwrap_or_else(|| panic!("loxo {c} --help has no examples:\n{text}"));
+        let examples = &text[at..];
+        // After the options, and every example line a `loxo` command.
+        assert!(!examples.contains("Options:"), "{c}");
+        assert!(
+            examples
+                .lines()
+                .skip(1)
+                .any(|l| l.trim_start().starts_with("loxo ")),
+            "{c}: {examples}"
+        );
+    }
+}
