@@ -118,22 +118,23 @@ pub(crate) struct Frame {
 
 /// Builds a `bits`-bit filter over `hashes` and encodes it under `seed`.
 pub(crate) fn build_frame(seed: Seed, hashes: &[KeyHash], bits: u32) -> anyhow::Result<Frame> {
-    let (build, bytes) = if bits == 16 {
-        let b = BinaryFuse16::build(hashes)?;
-        let f = BinaryFuse16::from_parts(seed, b.layout, &b.fingerprints)?;
-        let mut buf = vec![0u8; f.encoded_len()];
-        let n = f.encode_into(&mut buf)?;
-        buf.truncate(n);
-        (b, buf)
+    // The two widths share the build (`FuseBuild`) but no trait for the rest: the
+    // macro writes the view-and-encode once for both.
+    macro_rules! encode {
+        ($fuse:ident) => {{
+            let build = $fuse::build(hashes)?;
+            let f = $fuse::from_parts(seed, build.layout, &build.fingerprints)?;
+            let mut bytes = vec![0u8; f.encoded_len()];
+            let n = f.encode_into(&mut bytes)?;
+            bytes.truncate(n);
+            Frame { build, bytes }
+        }};
+    }
+    Ok(if bits == 16 {
+        encode!(BinaryFuse16)
     } else {
-        let b = BinaryFuse8::build(hashes)?;
-        let f = BinaryFuse8::from_parts(seed, b.layout, &b.fingerprints)?;
-        let mut buf = vec![0u8; f.encoded_len()];
-        let n = f.encode_into(&mut buf)?;
-        buf.truncate(n);
-        (b, buf)
-    };
-    Ok(Frame { build, bytes })
+        encode!(BinaryFuse8)
+    })
 }
 
 /// `F.loxo` → `F.loxo.key`.

@@ -526,6 +526,28 @@ impl<R: Read> CaptureReader<R> {
         self.records
     }
 
+    /// Calls `f` with each record and its frame ([`Record::frame`]) in order, to the
+    /// end of the file or the first bad record; returns the error that stopped the
+    /// reading (`None`: every record was read), or the first error of `f`, which stops
+    /// it too.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn for_each_frame<E>(
+        &mut self,
+        mut f: impl FnMut(&Record<'_>, Frame<'_>) -> Result<(), E>,
+    ) -> Result<Option<CaptureError>, E> {
+        let mut scratch = Vec::new();
+        loop {
+            let record = match self.next_record() {
+                None => return Ok(None),
+                Some(Err(e)) => return Ok(Some(e)),
+                Some(Ok(r)) => r,
+            };
+            f(&record, record.frame(&mut scratch))?;
+        }
+    }
+
     /// The next record, `None` at the end of the file.
     ///
     /// # Errors

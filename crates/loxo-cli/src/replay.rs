@@ -266,19 +266,13 @@ fn send_capture<R: std::io::Read>(
     r: &mut Replayed,
 ) -> anyhow::Result<Option<capture::CaptureError>> {
     let (mut batch_frames, mut batch_bytes) = (0usize, 0usize);
-    let (mut scratch, mut whole) = (Vec::new(), Vec::new());
-    let stopped = loop {
-        let record = match capture.next_record() {
-            None => break None,
-            Some(Err(e)) => break Some(e),
-            Some(Ok(r)) => r,
-        };
-        let f = record.frame(&mut scratch);
+    let mut whole = Vec::new();
+    let stopped = capture.for_each_frame(|_, f| {
         if !(NIC_MIN..=NIC_MAX).contains(&f.wire_len) {
             // The NIC would drop it without a trace; not sending keeps the
             // frame count exact, and the summary says how many.
             r.skipped += 1;
-            continue;
+            return Ok(());
         }
         if !f.is_whole()
             && matches!(
@@ -287,7 +281,7 @@ fn send_capture<R: std::io::Read>(
             )
         {
             r.snapped += 1;
-            continue;
+            return Ok(());
         }
         let frame = capture::padded(f, &mut whole);
         let cost = frame.len() + FIFO_OVERHEAD;
@@ -301,7 +295,8 @@ fn send_capture<R: std::io::Read>(
         r.sent += 1;
         batch_frames += 1;
         batch_bytes += cost;
-    };
+        anyhow::Ok(())
+    })?;
     if batch_frames > 0 {
         r.acked = link.sync(r.seq, r.sent, timeout)?;
     }

@@ -142,15 +142,9 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         set_blocklist(&mut ev, path, seed)?;
     }
     let mut snapped = Snapped::default();
-    let (mut scratch, mut whole) = (Vec::new(), Vec::new());
+    let mut whole = Vec::new();
     let mut spans = crate::ipfix::Spans::new();
-    let stopped = loop {
-        let record = match reader.next_record() {
-            None => break None,
-            Some(Err(e)) => break Some(e),
-            Some(Ok(r)) => r,
-        };
-        let frame = record.frame(&mut scratch);
+    let Ok(stopped) = reader.for_each_frame(|record, frame| {
         // The evaluator (monitor and exact counter) takes whole frames; a frame the
         // snap length cut is given at its wire length with zeros past the captured
         // bytes, which `parse_frame` then never reads (`capture::padded`) — unless its
@@ -160,12 +154,13 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
                 loxo_flow::parse_frame_captured(frame.captured, frame.wire_len)
             {
                 snapped.note(ev.results.len(), record.snap_for(needed));
-                continue;
+                return Ok::<_, std::convert::Infallible>(());
             }
         }
         ev.feed(capture::padded(frame, &mut whole));
         spans.note(ev.results.len());
-    };
+        Ok(())
+    });
     let spans = spans.finish();
     let records = reader.records();
     bar.finish_and_clear();

@@ -8,7 +8,23 @@ use loxo_flow::ParseError;
 
 use super::*;
 
-fn collect(cfg: &TraceConfig) -> (Vec<Vec<u8>>, Vec<FrameTruth>, TraceStats) {
+/// The trace of `packets` frames over `flows` flows (Zipf(1), seed 1) with these
+/// shares of malformed, flood and extended frames: its frames, truth and counts.
+fn collect(
+    packets: u64,
+    flows: u32,
+    malformed: f64,
+    flood: f64,
+    extensions: f64,
+) -> (Vec<Vec<u8>>, Vec<FrameTruth>, TraceStats) {
+    let cfg = &TraceConfig {
+        packets,
+        flows,
+        flood,
+        malformed,
+        extensions,
+        ..TraceConfig::default()
+    };
     let (mut frames, mut truth) = (Vec::new(), Vec::new());
     let st = generate_with_truth(cfg, |f, t| {
         frames.push(f.to_vec());
@@ -21,15 +37,8 @@ fn collect(cfg: &TraceConfig) -> (Vec<Vec<u8>>, Vec<FrameTruth>, TraceStats) {
 
 #[test]
 fn reproducible_and_counts_from_the_truth() {
-    let cfg = TraceConfig {
-        packets: 20_000,
-        flows: 500,
-        malformed: 0.05,
-        flood: 0.1,
-        ..TraceConfig::default()
-    };
-    let (a, ta, sa) = collect(&cfg);
-    let (b, tb, sb) = collect(&cfg);
+    let (a, ta, sa) = collect(20_000, 500, 0.05, 0.1, 0.0);
+    let (b, tb, sb) = collect(20_000, 500, 0.05, 0.1, 0.0);
     assert_eq!((a.clone(), ta.clone(), sa), (b, tb, sb));
     // The counts are the truth's.
     let count = |p: fn(&FrameTruth) -> bool| ta.iter().filter(|t| p(t)).count() as u64;
@@ -67,15 +76,7 @@ fn reproducible_and_counts_from_the_truth() {
 
 #[test]
 fn truth_rows_round_trip() {
-    let cfg = TraceConfig {
-        packets: 5_000,
-        flows: 300,
-        malformed: 0.3,
-        flood: 0.2,
-        extensions: 0.5,
-        ..TraceConfig::default()
-    };
-    let (_, truth, _) = collect(&cfg);
+    let (_, truth, _) = collect(5_000, 300, 0.3, 0.2, 0.5);
     let mut file = Vec::new();
     write_truth_header(&mut file).unwrap();
     for t in &truth {
