@@ -4,39 +4,19 @@
 //! examples.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-fn loxo(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loxo"))
-        .args(args)
-        .output()
-        .expect("run loxo")
-}
-
-fn run(args: &[&str]) -> Output {
-    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
-    loxo(&args)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loxo-first-use-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod capture_util;
+use capture_util::{dir, loxo, stderr};
 
 fn top(file: &Path) -> Output {
-    loxo(&["top".as_ref(), file.as_os_str()])
+    loxo(&["top", file.to_str().unwrap()])
 }
 
 #[test]
 fn a_directory_is_named_as_such_once() {
-    let d = dir("directory");
+    let d = dir("first-use-directory");
     let out = top(&d);
     assert!(!out.status.success());
     let err = stderr(&out);
@@ -55,11 +35,11 @@ fn a_directory_is_named_as_such_once() {
 
 #[test]
 fn a_negative_count_is_a_value_refused_as_negative() {
-    let d = dir("negative");
+    let d = dir("first-use-negative");
     let file = d.join("trace.pcap");
     let file = file.to_str().unwrap();
     for opt in ["--epoch", "--min-volume"] {
-        let out = run(&["top", opt, "-5", file]);
+        let out = loxo(&["top", opt, "-5", file]);
         assert_eq!(out.status.code(), Some(2), "{opt}");
         let err = stderr(&out);
         assert!(
@@ -74,7 +54,7 @@ fn a_negative_count_is_a_value_refused_as_negative() {
 
 #[test]
 fn gen_without_out_names_the_missing_option_only() {
-    let out = run(&["gen", "-n", "10"]);
+    let out = loxo(&["gen", "-n", "10"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
@@ -91,19 +71,19 @@ fn gen_without_out_names_the_missing_option_only() {
 
 #[test]
 fn a_file_that_is_not_a_capture_is_described_by_its_first_bytes() {
-    let d = dir("not-a-capture");
+    let d = dir("first-use-not-a-capture");
     let sketch = {
         // A real loxo sketch: `loxo build-filter`'s output.
         let keys = d.join("keys.txt");
         std::fs::write(&keys, "10.0.0.1\n").unwrap();
         let out = d.join("filter.loxo");
         let o = loxo(&[
-            "build-filter".as_ref(),
-            "--seed".as_ref(),
-            "000102030405060708090a0b0c0d0e0f".as_ref(),
-            "-o".as_ref(),
-            out.as_os_str(),
-            keys.as_os_str(),
+            "build-filter",
+            "--seed",
+            "000102030405060708090a0b0c0d0e0f",
+            "-o",
+            out.to_str().unwrap(),
+            keys.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         std::fs::read(&out).unwrap()
@@ -146,7 +126,7 @@ fn a_file_that_is_not_a_capture_is_described_by_its_first_bytes() {
 
 #[test]
 fn every_subcommand_help_ends_with_examples() {
-    let out = run(&["--help"]);
+    let out = loxo(&["--help"]);
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout).into_owned();
     // The subcommands, as `loxo --help` lists them (all but `help`).
@@ -160,7 +140,7 @@ fn every_subcommand_help_ends_with_examples() {
         .collect();
     assert!(commands.len() >= 8, "{commands:?}");
     for c in commands {
-        let out = run(&[c, "--help"]);
+        let out = loxo(&[c, "--help"]);
         assert!(out.status.success(), "{c}");
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let at = text

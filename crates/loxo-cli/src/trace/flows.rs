@@ -6,13 +6,20 @@ use loxo_flow::FlowKey;
 
 use super::gen::unit;
 
-/// IPv6 extension header types walked by the key rules.
-pub(super) const HOP_BY_HOP: u8 = 0;
-pub(super) const ROUTING: u8 = 43;
-pub(super) const FRAGMENT: u8 = 44;
+/// The IPv6 extension headers the generator writes and the key rules walk, as their
+/// Next Header numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum ExtType {
+    HopByHop = 0,
+    Routing = 43,
+    Fragment = 44,
+    DestOpts = 60,
+}
+
+/// The headers that end the key rules' walk (ports 0, their protocol number).
 pub(super) const ESP: u8 = 50;
 pub(super) const AH: u8 = 51;
-pub(super) const DEST_OPTS: u8 = 60;
 
 /// Where an IPv6 flow's headers end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,7 +39,7 @@ pub(super) enum Extensions {
     /// IPv4 options of this many 32-bit words (1..=10).
     V4Options(u8),
     /// An IPv6 chain: up to 3 headers (type, length in bytes), then where it ends.
-    V6Chain([(u8, u8); 3], u8, V6End),
+    V6Chain([(ExtType, u8); 3], u8, V6End),
 }
 
 /// Per-flow fixed attributes, derived from the flow id.
@@ -93,18 +100,18 @@ pub(super) fn flow_spec(seed: u64, id: u64, extensions: f64) -> FlowSpec {
         if v6 {
             // 1..=3 headers: hop-by-hop only first, at most one fragment header.
             let n = 1 + (e % 3) as usize;
-            let mut chain = [(0u8, 0u8); 3];
+            let mut chain = [(ExtType::HopByHop, 0u8); 3];
             let mut frag = false;
             for (i, h) in chain.iter_mut().enumerate().take(n) {
                 let r = e >> (8 + 8 * i);
                 let ty = match r % 4 {
-                    0 if i == 0 => HOP_BY_HOP,
-                    1 if !frag => FRAGMENT,
-                    2 => ROUTING,
-                    _ => DEST_OPTS,
+                    0 if i == 0 => ExtType::HopByHop,
+                    1 if !frag => ExtType::Fragment,
+                    2 => ExtType::Routing,
+                    _ => ExtType::DestOpts,
                 };
-                frag |= ty == FRAGMENT;
-                let len = if ty == FRAGMENT {
+                frag |= ty == ExtType::Fragment;
+                let len = if ty == ExtType::Fragment {
                     8
                 } else {
                     8 * (1 + ((r >> 2) % 3) as u8)

@@ -4,7 +4,7 @@
 
 use loxo_flow::{FlowKey, MAX_IPV6_EXTENSIONS};
 
-use super::flows::{Extensions, FlowSpec, V6End, AH, DEST_OPTS, ESP, FRAGMENT, ROUTING};
+use super::flows::{ExtType, Extensions, FlowSpec, V6End, AH, ESP};
 pub(super) use super::truth::Layout;
 use super::truth::{ExtHeader, Link, Net};
 
@@ -101,7 +101,7 @@ fn build_v6(
     if shape.long_chain {
         chain = vec![
             ExtHeader {
-                ty: DEST_OPTS,
+                ty: ExtType::DestOpts,
                 len: 8,
                 last_fragment: false,
             };
@@ -110,7 +110,7 @@ fn build_v6(
     } else if let Extensions::V6Chain(hs, n, e) = spec.ext {
         end = e;
         for &(ty, len) in &hs[..usize::from(n)] {
-            if shape.fragment && ty == FRAGMENT {
+            if shape.fragment && ty == ExtType::Fragment {
                 // A non-first fragment keeps the unfragmentable part (the headers
                 // before the fragment header) and ends at its own fragment header.
                 break;
@@ -131,7 +131,7 @@ fn build_v6(
     };
     if shape.fragment {
         chain.push(ExtHeader {
-            ty: FRAGMENT,
+            ty: ExtType::Fragment,
             len: 8,
             last_fragment: true,
         });
@@ -153,24 +153,24 @@ fn build_v6(
     };
     out.extend_from_slice(&[0x60, 0, 0, 0]);
     out.extend_from_slice(&(plen as u16).to_be_bytes());
-    let first = chain.first().map_or(end_proto, |h| h.ty);
+    let first = chain.first().map_or(end_proto, |h| h.ty as u8);
     out.push(first);
     out.push(64);
     out.extend_from_slice(&spec.src);
     out.extend_from_slice(&spec.dst);
     for (i, h) in chain.iter().enumerate() {
-        let next = chain.get(i + 1).map_or(end_proto, |n| n.ty);
+        let next = chain.get(i + 1).map_or(end_proto, |n| n.ty as u8);
         match h.ty {
-            FRAGMENT if h.last_fragment => {
+            ExtType::Fragment if h.last_fragment => {
                 out.extend_from_slice(&[next, 0, 0x05, 0xa8, 0, 0, 0, 1]);
             }
-            FRAGMENT => out.extend_from_slice(&[next, 0, 0x00, 0x01, 0, 0, 0, 7]),
-            ROUTING => {
+            ExtType::Fragment => out.extend_from_slice(&[next, 0, 0x00, 0x01, 0, 0, 0, 7]),
+            ExtType::Routing => {
                 // Type 4 (segment routing), no segments left.
                 out.extend_from_slice(&[next, (h.len / 8 - 1) as u8, 4, 0]);
                 out.resize(out.len() + h.len - 4, 0);
             }
-            _ => {
+            ExtType::HopByHop | ExtType::DestOpts => {
                 // Hop-by-hop / destination options: Pad1 options.
                 out.extend_from_slice(&[next, (h.len / 8 - 1) as u8]);
                 out.resize(out.len() + h.len - 2, 0);

@@ -26,7 +26,7 @@
 
 use loxo_flow::{ByteWeight, Flow, FlowKey, ParseError, Parsed, MAX_IPV6_EXTENSIONS};
 
-use super::flows::FRAGMENT;
+use super::flows::ExtType;
 use super::Damage;
 
 /// What a parser following the key rules must make of a frame.
@@ -127,7 +127,7 @@ impl Link {
 /// One IPv6 extension header as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ExtHeader {
-    pub(super) ty: u8,
+    pub(super) ty: ExtType,
     pub(super) len: usize,
     /// A fragment header with a non-zero offset: the walk ends after it.
     pub(super) last_fragment: bool,
@@ -252,7 +252,7 @@ impl Layout {
                 let mut at = 0;
                 for (i, h) in chain.iter().enumerate() {
                     // Options-format headers are sized by their second byte, read first.
-                    if h.ty != FRAGMENT && *payload < at + 2 {
+                    if h.ty != ExtType::Fragment && *payload < at + 2 {
                         return bad(E::Ipv6ExtensionTruncated);
                     }
                     if i >= MAX_IPV6_EXTENSIONS {
