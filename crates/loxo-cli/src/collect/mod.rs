@@ -147,10 +147,8 @@ pub const fn max_frame(stream: Stream) -> usize {
 }
 
 /// The datagrams a device sends for `frame` of `(stream, device, epoch)`, each a
-/// whole UDP payload: [`SketchDatagram::chunks`], emitted.
-///
-/// # Panics
-/// Never: a chunk of `chunks` always fits in [`DATAGRAM_MAX`] bytes.
+/// whole UDP payload: [`SketchDatagram::chunks`], emitted (every chunk fits in
+/// [`DATAGRAM_MAX`] bytes, so none is left out).
 #[must_use]
 pub fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<Vec<u8>> {
     let mut buf = [0u8; DATAGRAM_MAX];
