@@ -45,13 +45,19 @@ pub(super) enum Extensions {
 /// Per-flow fixed attributes, derived from the flow id.
 #[derive(Clone, Copy)]
 pub(super) struct FlowSpec {
+    /// IPv6 (20 % of the flows), else IPv4.
     pub(super) v6: bool,
-    pub(super) tags: u8, // 0 none, 1 802.1Q, 2 QinQ
+    /// VLAN tags: 0 none, 1 802.1Q, 2 QinQ.
+    pub(super) tags: u8,
+    /// TCP 6, UDP 17, ICMP 1 / ICMPv6 58.
     pub(super) proto: u8,
+    /// Addresses: all 16 bytes for IPv6, the first 4 (`10.x.y.z`) for IPv4.
     pub(super) src: [u8; 16],
     pub(super) dst: [u8; 16],
+    /// Ports (ICMP: type 8, code 0).
     pub(super) sport: u16,
     pub(super) dport: u16,
+    /// IPv4 options or an IPv6 chain (`TraceConfig::extensions`).
     pub(super) ext: Extensions,
 }
 
