@@ -59,9 +59,11 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+mod entry;
 mod estimator;
 mod hll;
 mod hll_sparse;
+mod hll_wire;
 mod precision;
 mod registers;
 mod ull;
