@@ -438,18 +438,8 @@ fn describe_payload(
                 _ => (64 * a, format!("{a} words of 64 bits, one per key")),
             };
             let set = ones(p);
-            let fill = set as f64 / bits.max(1) as f64;
             writeln!(out, "geometry:         {what} = {bits} bits, k = {b}")?;
-            writeln!(
-                out,
-                "fill:             {set}/{bits} bits set ({:.2} %)",
-                100.0 * fill
-            )?;
-            writeln!(
-                out,
-                "estimated FPR:    {:.4} %",
-                100.0 * fill.powf(b as f64)
-            )?;
+            let fill = fill_and_fpr(out, set, bits, "bits set", b)?;
             if u128::from(set) < bits && b > 0 {
                 let n = -(bits as f64 / b as f64) * (1.0 - fill).ln();
                 writeln!(
@@ -469,18 +459,8 @@ fn describe_payload(
                 .iter()
                 .map(|x| u64::from(x & 0x0f != 0) + u64::from(x & 0xf0 != 0))
                 .sum::<u64>();
-            let fill = nonzero as f64 / cells.max(1) as f64;
             writeln!(out, "geometry:         {cells} 4-bit counters, k = {b}")?;
-            writeln!(
-                out,
-                "fill:             {nonzero}/{cells} counters non-zero ({:.2} %)",
-                100.0 * fill
-            )?;
-            writeln!(
-                out,
-                "estimated FPR:    {:.4} %",
-                100.0 * fill.powf(b as f64)
-            )?;
+            fill_and_fpr(out, nonzero, cells, "counters non-zero", b)?;
             writeln!(
                 out,
                 "memory:           {} bytes of counters on a device",
@@ -625,6 +605,29 @@ fn describe_payload(
         _ => {}
     }
     Ok(())
+}
+
+/// The `fill:` and `estimated FPR:` lines of a Bloom-like filter with `used` of its
+/// `cells` set and `k` probes (`fill^k`); returns the fill.
+fn fill_and_fpr(
+    out: &mut String,
+    used: u64,
+    cells: u128,
+    what: &str,
+    k: u128,
+) -> anyhow::Result<f64> {
+    let fill = used as f64 / cells.max(1) as f64;
+    writeln!(
+        out,
+        "fill:             {used}/{cells} {what} ({:.2} %)",
+        100.0 * fill
+    )?;
+    writeln!(
+        out,
+        "estimated FPR:    {:.4} %",
+        100.0 * fill.powf(k as f64)
+    )?;
+    Ok(fill)
 }
 
 /// Merges `hll` or `ull` frames (one kind, same precision and seed fingerprint) and

@@ -8,8 +8,7 @@
 //! (HLL++'s `p' = 25`, Heule et al. 2013): the little-endian `u32`
 //! `index25 << 6 | rank25`, `index25` the top 25 bits of the digest and `rank25`
 //! the leading zeros of the other 39 bits plus one (`1 ..= 40`). An entry determines
-//! the register update its keys make at every precision `P ≤ 25` (each sketch maps
-//! it: `HllSparse::entry_register`, `Ull::entry_register`), so converting a list to
+//! the register update its keys make at every precision `P ≤ 25` ([`entry_update`]), so converting a list to
 //! registers is exact. An entry is never 0 (its rank is ≥ 1): 0 marks a free slot.
 //!
 //! # Estimate
@@ -53,6 +52,24 @@ pub(crate) const fn entry_of(h: u64) -> u32 {
 pub(crate) const fn is_valid_entry(e: u32) -> bool {
     let rank = e & 63;
     e >> 31 == 0 && rank >= 1 && rank <= MAX_RANK25
+}
+
+/// The register index an entry stands for at precision `p ≤ 25` and its update
+/// value `u` (the `Hll` rank), in `1 ..= 65 − p`: the `d = 25 − p` index bits the
+/// precision drops move into the rank's bit string, so `u` is the leading zeros of
+/// those `d` bits plus one, or `d + rank25` when they are all zero (at most
+/// `25 − p + 40 = 65 − p`, the largest rank of precision `p`: no cap needed).
+#[inline(always)]
+pub(crate) const fn entry_update(e: u32, p: u8) -> (usize, u32) {
+    let d = SPARSE_P - p as u32;
+    let index25 = e >> 6;
+    let low = index25 & ((1 << d) - 1);
+    let u = if low == 0 {
+        d + (e & 63)
+    } else {
+        d - (32 - low.leading_zeros()) + 1
+    };
+    ((index25 >> d) as usize, u)
 }
 
 /// The estimate of a list of `k` entries, `k + q·k²/2` (module docs); also the

@@ -660,13 +660,9 @@ where
     Precision<P>: SupportedPrecision,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Hll")
-            .field("precision", &P)
-            .field("seed", &self.seed)
-            .field("zero_registers", &self.hist[0])
-            .field("estimate", &self.estimate())
-            .field("estimate_martingale", &self.estimate_martingale())
-            .finish_non_exhaustive()
+        let state: [(&str, &dyn fmt::Debug); 1] = [("zero_registers", &self.hist[0])];
+        let estimates = (self.estimate(), self.estimate_martingale());
+        crate::debug::sketch(f, "Hll", P, self.seed, &state, estimates)
     }
 }
 

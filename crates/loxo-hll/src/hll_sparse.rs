@@ -45,7 +45,7 @@ use core::fmt;
 
 use loxo_core::{KeyHash, MergeError, Seed};
 
-use crate::entry::{entry_of, list_estimate, EntryTable, SPARSE_P};
+use crate::entry::{entry_of, entry_update, list_estimate, EntryTable, SPARSE_P};
 use crate::estimator::HIST_LEN;
 use crate::precision::{Precision, SupportedPrecision};
 use crate::registers;
@@ -366,22 +366,11 @@ where
     }
 
     /// The dense register index and rank an entry stands for at precision `P`
-    /// (module docs); the rank is capped at `64 − P + 1` as `Hll` caps it.
+    /// ([`entry_update`]: the rank `Hll::insert_hash` derives from the same digest).
     #[inline(always)]
     pub(crate) const fn entry_register(e: u32) -> (usize, u8) {
-        let d = SPARSE_P - P as u32;
-        let index25 = e >> 6;
-        let low = index25 & ((1 << d) - 1);
-        let rank = if low == 0 {
-            // The d dropped index bits are zero: d more leading zeros.
-            d + (e & 63)
-        } else {
-            // Leading zeros of the d bits plus one.
-            d - (32 - low.leading_zeros()) + 1
-        };
-        let max = Hll::<P>::MAX_RANK as u32;
-        let rank = if rank > max { max } else { rank };
-        ((index25 >> d) as usize, rank as u8)
+        let (i, rank) = entry_update(e, P);
+        (i, rank as u8)
     }
 
     /// The list's count with the first-order collision correction.
@@ -480,14 +469,12 @@ where
     Precision<P>: SupportedPrecision,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HllSparse")
-            .field("precision", &P)
-            .field("seed", &self.inner.seed)
-            .field("sparse", &self.is_sparse())
-            .field("list_len", &self.list_len())
-            .field("estimate", &self.estimate())
-            .field("estimate_martingale", &self.estimate_martingale())
-            .finish_non_exhaustive()
+        let state: [(&str, &dyn fmt::Debug); 2] = [
+            ("sparse", &self.is_sparse()),
+            ("list_len", &self.list_len()),
+        ];
+        let estimates = (self.estimate(), self.estimate_martingale());
+        crate::debug::sketch(f, "HllSparse", P, self.inner.seed, &state, estimates)
     }
 }
 

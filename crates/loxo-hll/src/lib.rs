@@ -63,6 +63,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+mod debug;
 mod entry;
 mod estimator;
 mod hll;
@@ -70,6 +71,8 @@ mod hll_sparse;
 mod hll_wire;
 mod precision;
 mod registers;
+#[cfg(test)]
+mod test_util;
 mod ull;
 mod ull_estimator;
 mod ull_pow;

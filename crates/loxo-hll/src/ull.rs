@@ -746,25 +746,14 @@ where
     Precision<P>: SupportedPrecision,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Ull")
-            .field("precision", &P)
-            .field("seed", &self.seed)
-            .field("sparse", &self.list_mode)
-            .field(
-                if self.list_mode {
-                    "list_entries"
-                } else {
-                    "zero_registers"
-                },
-                if self.list_mode {
-                    &self.list_len
-                } else {
-                    &self.small[0]
-                },
-            )
-            .field("estimate", &self.estimate())
-            .field("estimate_martingale", &self.estimate_martingale())
-            .finish_non_exhaustive()
+        let count: (&str, &dyn fmt::Debug) = if self.list_mode {
+            ("list_entries", &self.list_len)
+        } else {
+            ("zero_registers", &self.small[0])
+        };
+        let state = [("sparse", &self.list_mode as &dyn fmt::Debug), count];
+        let estimates = (self.estimate(), self.estimate_martingale());
+        crate::debug::sketch(f, "Ull", P, self.seed, &state, estimates)
     }
 }
 

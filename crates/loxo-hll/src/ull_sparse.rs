@@ -24,7 +24,7 @@
 
 use loxo_core::Seed;
 
-use crate::entry::{entry_of, list_estimate, EntryTable, MAX_RANK25, SPARSE_P};
+use crate::entry::{entry_of, entry_update, list_estimate, EntryTable, MAX_RANK25, SPARSE_P};
 use crate::precision::{Precision, SupportedPrecision};
 use crate::ull::{pack, unpack};
 use crate::Ull;
@@ -134,20 +134,12 @@ where
     }
 
     /// The register index of an entry at this precision and the bitmap position
-    /// of its update value (`u + P − 2`, as [`insert_hash`](Self::insert_hash)).
+    /// of its update value ([`entry_update`]'s `u`, at `u + P − 2` as
+    /// [`insert_hash`](Self::insert_hash) puts it).
     #[inline(always)]
     pub(crate) const fn entry_register(e: u32) -> (usize, u32) {
-        let d = SPARSE_P - P as u32;
-        let index25 = e >> 6;
-        let low = index25 & ((1 << d) - 1);
-        let bit = if low == 0 {
-            // The d moved bits are zero: update value d + rank25.
-            d + (e & 63) + P as u32 - 2
-        } else {
-            // Leading zeros of the d bits plus one, at position 24 − bit length.
-            SPARSE_P - 1 - (32 - low.leading_zeros())
-        };
-        ((index25 >> d) as usize, bit)
+        let (i, u) = entry_update(e, P);
+        (i, u + P as u32 - 2)
     }
 
     /// Register `i` as the listed keys would have built it.
@@ -241,11 +233,7 @@ mod tests {
     const SEED: Seed = Seed::new(0xabc, 0xdef);
 
     fn digests(seed: u64) -> impl Iterator<Item = u64> {
-        let mut s = seed;
-        core::iter::from_fn(move || {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            Some(loxo_core::mix64(s))
-        })
+        crate::test_util::digests(seed).map(KeyHash::get)
     }
 
     #[test]

@@ -195,11 +195,8 @@ fn estimate_from_the_running_sum_is_ertls() {
         let (a, b) = (h.estimate(), estimator::ertl(&h.hist, 10));
         assert!(a == b || (a / b - 1.0).abs() < 1e-13, "{a} vs {b}");
     };
-    let mut x = 0x1234_5678u64;
-    let mut next = || {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        KeyHash::from_u64(loxo_core::mix64(x))
-    };
+    let mut stream = crate::test_util::digests(0x1234_5678);
+    let mut next = || stream.next().unwrap_or(KeyHash::from_u64(0));
     for n in [0u32, 1, 10, 100, 1000, 5000, 100_000] {
         let (mut a, mut b) = (
             Hll::<10>::new(SEED),

@@ -8,19 +8,12 @@ use std::vec::Vec;
 
 use super::*;
 use crate::entry::le_u32;
+use crate::test_util::digests;
 use crate::wire::RegisterFrame;
 use loxo_core::wire::{self, Encoder, Header, SketchKind};
 use loxo_core::DecodeError;
 
 const SEED: Seed = Seed::new(0x5eed, 0x5a5e);
-
-fn digests(seed: u64) -> impl Iterator<Item = KeyHash> {
-    let mut s = seed;
-    core::iter::from_fn(move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        Some(KeyHash::from_u64(loxo_core::mix64(s)))
-    })
-}
 
 #[test]
 fn same_size_as_hll() {

@@ -3,17 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
+use crate::test_util::digests;
 
 const SEED: Seed = Seed::new(0x1234, 0x5678);
-
-/// SplitMix64 digests: distinct and uniform.
-fn digests(seed: u64) -> impl Iterator<Item = KeyHash> {
-    let mut s = seed;
-    core::iter::from_fn(move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        Some(KeyHash::from_u64(loxo_core::mix64(s)))
-    })
-}
 
 /// The running sums and counters recomputed from the registers.
 fn assert_consistent<const P: u8>(u: &Ull<P>)
