@@ -7,6 +7,18 @@ use crate::test_util::digests;
 
 const SEED: Seed = Seed::new(0x1234, 0x5678);
 
+/// A sketch fed `keys`.
+fn fed<const P: u8>(keys: impl Iterator<Item = KeyHash>) -> Ull<P>
+where
+    Precision<P>: SupportedPrecision,
+{
+    let mut u = Ull::new(SEED);
+    for d in keys {
+        u.insert_hash(d);
+    }
+    u
+}
+
 /// The running sums and counters recomputed from the registers.
 fn assert_consistent<const P: u8>(u: &Ull<P>)
 where
@@ -146,19 +158,15 @@ fn empty_one_key_and_martingale() {
 #[test]
 fn merge_is_the_union_and_checks_seeds() {
     for s in 0..10 {
-        let (mut a, mut b, mut all) = (
-            Ull::<7>::new(SEED),
-            Ull::<7>::new(SEED),
-            Ull::<7>::new(SEED),
+        let keys = || digests(100 + s).take(500 << (s % 5));
+        let (a, mut b, all): (Ull<7>, Ull<7>, Ull<7>) = (
+            fed(keys().step_by(3)),
+            fed(keys()
+                .enumerate()
+                .filter(|(i, _)| i % 3 != 0)
+                .map(|(_, d)| d)),
+            fed(keys()),
         );
-        for (i, d) in digests(100 + s).take(500 << (s % 5)).enumerate() {
-            if i % 3 == 0 {
-                a.insert_hash(d);
-            } else {
-                b.insert_hash(d);
-            }
-            all.insert_hash(d);
-        }
         let mut ab = a.clone();
         ab.merge(&b).unwrap();
         assert_eq!(ab, all);
@@ -184,16 +192,9 @@ fn merge_is_the_union_and_checks_seeds() {
 #[test]
 fn fold_equals_the_coarse_sketch() {
     for s in 0..10 {
-        let (mut fine, mut coarse, mut coarser) = (
-            Ull::<10>::new(SEED),
-            Ull::<7>::new(SEED),
-            Ull::<4>::new(SEED),
-        );
-        for d in digests(200 + s).take(100 << s) {
-            fine.insert_hash(d);
-            coarse.insert_hash(d);
-            coarser.insert_hash(d);
-        }
+        let keys = || digests(200 + s).take(100 << s);
+        let (fine, coarse, coarser): (Ull<10>, Ull<7>, Ull<4>) =
+            (fed(keys()), fed(keys()), fed(keys()));
         let folded: Ull<7> = fine.fold();
         assert_eq!(folded, coarse);
         assert_consistent(&folded);
