@@ -169,11 +169,7 @@ where
     }
 
     fn non_zero_registers(&self) -> usize {
-        if self.list_count().is_some() {
-            0
-        } else {
-            self.non_zero()
-        }
+        self.non_zero()
     }
 
     fn estimate(&self) -> f64 {
@@ -231,5 +227,60 @@ where
 impl PartialEq for dyn RegisterSketch {
     fn eq(&self, other: &Self) -> bool {
         self.equals(other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use loxo_core::Seed;
+
+    const SEED: Seed = Seed::new(5, 6);
+
+    /// Through `&dyn`, every method is the concrete one; merge checks the type.
+    #[test]
+    fn the_view_is_the_sketch() {
+        let (mut h, mut u) = (Hll::<8>::new(SEED), Ull::<8>::new_sparse(SEED));
+        for k in 0..40u32 {
+            h.insert(&k.to_le_bytes());
+            u.insert(&k.to_le_bytes());
+        }
+        let (hv, uv): (&dyn RegisterSketch, &dyn RegisterSketch) = (&h, &u);
+        assert_eq!((hv.kind(), uv.kind()), (SketchKind::Hll, SketchKind::Ull));
+        assert_eq!((hv.precision(), hv.registers_len()), (8, 256));
+        assert_eq!(hv.estimate().to_bits(), h.estimate().to_bits());
+        assert_eq!(uv.estimate_ml(), Some(u.estimate_ml()));
+        assert_eq!(hv.estimate_martingale(), h.estimate_martingale());
+        assert_eq!(
+            hv.non_zero_registers(),
+            h.registers().filter(|&r| r != 0).count()
+        );
+        assert_eq!(uv.non_zero_registers(), 0); // a list has no registers yet
+        assert_eq!(uv.memory_bytes(), core::mem::size_of::<Ull<8>>());
+        assert_eq!(hv.as_any().downcast_ref::<Hll<8>>(), Some(&h));
+
+        let mut buf = [0u8; 512];
+        let n = uv.encode_into_with_fingerprint(&mut buf, 7).unwrap();
+        assert_eq!(n, u.encoded_len());
+        let mut back = Ull::<8>::new(SEED);
+        assert_eq!(
+            RegisterSketch::decode_into_any_seed(&mut back, &buf[..n]),
+            Ok(7)
+        );
+        assert!(uv == &back as &dyn RegisterSketch);
+        assert!(hv != uv);
+
+        let mut other = Hll::<8>::new(SEED);
+        let ov: &mut dyn RegisterSketch = &mut other;
+        assert_eq!(ov.merge(uv), Err(MergeError::GeometryMismatch));
+        assert_eq!(
+            ov.merge(&Hll::<9>::new(SEED)),
+            Err(MergeError::GeometryMismatch)
+        );
+        ov.merge(hv).unwrap();
+        assert!(ov.equals(hv));
+        assert_eq!(ov.estimate_martingale(), None);
     }
 }
