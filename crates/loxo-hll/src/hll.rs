@@ -80,6 +80,7 @@ fn hip_increment(hip_sum: u64) -> f64 {
 /// assert!(err < 4.0 * hll.relative_standard_error(), "{e}");
 /// assert!(hll.estimate_martingale().is_some());
 /// ```
+#[derive(Clone)]
 pub struct Hll<const P: u8>
 where
     Precision<P>: SupportedPrecision,
@@ -621,23 +622,6 @@ fn word(g: &[u8]) -> u32 {
     match *g {
         [b0, b1, b2] => u32::from(b0) | u32::from(b1) << 8 | u32::from(b2) << 16,
         _ => 0,
-    }
-}
-
-impl<const P: u8> Clone for Hll<P>
-where
-    Precision<P>: SupportedPrecision,
-{
-    fn clone(&self) -> Self {
-        Self {
-            seed: self.seed,
-            hist: self.hist,
-            hip_estimate: self.hip_estimate,
-            hip_sum: self.hip_sum,
-            hip_valid: self.hip_valid,
-            hip_tracked: self.hip_tracked,
-            registers: self.registers.clone(),
-        }
     }
 }
 

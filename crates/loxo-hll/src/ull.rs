@@ -100,6 +100,7 @@ use crate::Hll;
 // Four flags: separate `bool`s fill the header's padding (80 bytes either way) and
 // keep the insert path's one test a byte load.
 #[allow(clippy::struct_excessive_bools)]
+#[derive(Clone)]
 pub struct Ull<const P: u8>
 where
     Precision<P>: SupportedPrecision,
@@ -696,28 +697,6 @@ where
             }
         }
         self.hip_valid = false;
-    }
-}
-
-impl<const P: u8> Clone for Ull<P>
-where
-    Precision<P>: SupportedPrecision,
-{
-    fn clone(&self) -> Self {
-        Self {
-            seed: self.seed,
-            change_sum: self.change_sum,
-            fgra_sum: self.fgra_sum,
-            small: self.small,
-            large: self.large,
-            hip_estimate: self.hip_estimate,
-            list_len: self.list_len,
-            hip_valid: self.hip_valid,
-            hip_tracked: self.hip_tracked,
-            sparse_enabled: self.sparse_enabled,
-            list_mode: self.list_mode,
-            registers: self.registers.clone(),
-        }
     }
 }
 
