@@ -10,270 +10,74 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use loxo_core::wire::{Frame, SketchKind};
-use loxo_core::Seed;
-use loxo_hll::{Hll, Ull};
+use loxo_core::{DecodeError, Seed};
+use loxo_hll::{
+    with_precision, ForPrecision, Hll, Precision, RegisterSketch, SupportedPrecision, Ull,
+};
 
 /// Placeholder seed of sketches decoded without their seed: they are only merged,
 /// estimated and re-encoded under the frame's own fingerprint, never inserted into.
 const COLLECTOR_SEED: Seed = Seed::new(0, 0);
 
-macro_rules! any_hll {
-    ($($p:literal => $v:ident),* $(,)?) => {
-        /// An [`Hll`] of any supported precision, decoded from a frame.
-        #[derive(Clone, Debug, PartialEq, Eq)]
-        pub enum AnyHll {
-            $(
-                #[doc = concat!("`Hll<", stringify!($p), ">`")]
-                $v(Box<Hll<$p>>),
-            )*
-        }
+/// A [`RegisterSketch`] this tool can also copy.
+trait Sketch: RegisterSketch {
+    fn clone_box(&self) -> Box<dyn Sketch>;
+}
 
-        impl AnyHll {
-            /// Decodes an `hll` frame of any precision without its seed; returns the
-            /// sketch and the frame's seed fingerprint.
-            ///
-            /// # Errors
-            /// Any [`loxo_core::DecodeError`], or an unsupported precision.
-            pub fn decode(bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
-                let frame = Frame::parse(bytes)?;
-                let p = frame.header().params[0];
-                match p {
-                    $($p => {
-                        let mut h = Box::new(Hll::<$p>::new(COLLECTOR_SEED));
-                        let fp = h.decode_into_any_seed(bytes)?;
-                        Ok((Self::$v(h), fp))
-                    })*
-                    _ => bail!("unsupported HLL precision {p}"),
-                }
-            }
+impl<T: RegisterSketch + Clone> Sketch for T {
+    fn clone_box(&self) -> Box<dyn Sketch> {
+        Box::new(self.clone())
+    }
+}
 
-            /// The precision `P`.
-            #[must_use]
-            pub fn precision(&self) -> u8 {
-                match self { $(Self::$v(_) => $p,)* }
-            }
+/// Decodes a frame of `kind` into the sketch type of the precision `P` it says.
+struct Decode<'a> {
+    kind: SketchKind,
+    bytes: &'a [u8],
+}
 
-            /// Ertl estimate.
-            #[must_use]
-            pub fn estimate(&self) -> f64 {
-                match self { $(Self::$v(h) => h.estimate(),)* }
-            }
+impl ForPrecision for Decode<'_> {
+    type Output = Result<(Box<dyn Sketch>, u64), DecodeError>;
 
-            /// Martingale estimate, if the sketch saw only inserts.
-            #[must_use]
-            pub fn estimate_martingale(&self) -> Option<f64> {
-                match self { $(Self::$v(h) => h.estimate_martingale(),)* }
-            }
+    fn call<const P: u8>(self) -> Self::Output
+    where
+        Precision<P>: SupportedPrecision,
+    {
+        let mut s: Box<dyn Sketch> = if self.kind == SketchKind::Ull {
+            Box::new(Ull::<P>::new(COLLECTOR_SEED))
+        } else {
+            Box::new(Hll::<P>::new(COLLECTOR_SEED))
+        };
+        let fp = s.decode_into_any_seed(self.bytes)?;
+        Ok((s, fp))
+    }
+}
 
-            /// Relative standard error `1.04/√m`.
-            #[must_use]
-            pub fn relative_standard_error(&self) -> f64 {
-                match self { $(Self::$v(h) => h.relative_standard_error(),)* }
-            }
-
-            /// Bytes of RAM the sketch occupies on a device.
-            #[must_use]
-            pub fn memory_bytes(&self) -> usize {
-                match self { $(Self::$v(h) => h.memory_bytes(),)* }
-            }
-
-            /// Non-zero registers and `m`.
-            #[must_use]
-            pub fn fill(&self) -> (usize, usize) {
-                match self {
-                    $(Self::$v(h) => (h.registers().filter(|&r| r != 0).count(), Hll::<$p>::M),)*
-                }
-            }
-
-            /// Register-wise maximum with `other` (same precision).
-            ///
-            /// # Errors
-            /// If the precisions differ.
-            pub fn merge(&mut self, other: &Self) -> anyhow::Result<()> {
-                match (self, other) {
-                    $((Self::$v(a), Self::$v(b)) => {
-                        a.merge(b)?;
-                        Ok(())
-                    })*
-                    (a, b) => bail!(
-                        "geometry mismatch: cannot merge an HLL of precision {} into one of precision {}",
-                        b.precision(),
-                        a.precision()
-                    ),
-                }
-            }
-
-            /// Encodes under `fingerprint`.
-            #[must_use]
-            pub fn encode(&self, fingerprint: u64) -> Vec<u8> {
-                match self {
-                    $(Self::$v(h) => {
-                        let mut buf = vec![0u8; h.encoded_len()];
-                        let n = h
-                            .encode_into_with_fingerprint(&mut buf, fingerprint)
-                            .unwrap_or(0);
-                        buf.truncate(n);
-                        buf
-                    })*
-                }
-            }
-
-            /// The `Hll<14>` inside, if this is one (Redis's geometry).
-            #[must_use]
-            pub fn as_p14(&self) -> Option<&Hll<14>> {
-                match self {
-                    Self::P14(h) => Some(h),
-                    _ => None,
-                }
-            }
-        }
+/// "an hll" / "a ULL": the kind's name with its article.
+fn named(kind: SketchKind, upper: bool) -> String {
+    let name = if upper {
+        kind.name().to_uppercase()
+    } else {
+        kind.name().to_owned()
     };
+    let article = if kind == SketchKind::Hll { "an" } else { "a" };
+    format!("{article} {name}")
 }
 
-any_hll!(
-    4 => P4, 5 => P5, 6 => P6, 7 => P7, 8 => P8, 9 => P9, 10 => P10, 11 => P11,
-    12 => P12, 13 => P13, 14 => P14, 15 => P15, 16 => P16, 17 => P17, 18 => P18,
-);
-
-macro_rules! any_ull {
-    ($($p:literal => $v:ident),* $(,)?) => {
-        /// An [`Ull`] of any supported precision, decoded from a frame.
-        #[derive(Clone, Debug, PartialEq, Eq)]
-        pub enum AnyUll {
-            $(
-                #[doc = concat!("`Ull<", stringify!($p), ">`")]
-                $v(Box<Ull<$p>>),
-            )*
-        }
-
-        impl AnyUll {
-            /// Decodes an `ull` frame of any precision without its seed; returns the
-            /// sketch and the frame's seed fingerprint.
-            ///
-            /// # Errors
-            /// Any [`loxo_core::DecodeError`], or an unsupported precision.
-            pub fn decode(bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
-                let frame = Frame::parse(bytes)?;
-                let p = frame.header().params[0];
-                match p {
-                    $($p => {
-                        let mut u = Box::new(Ull::<$p>::new(COLLECTOR_SEED));
-                        let fp = u.decode_into_any_seed(bytes)?;
-                        Ok((Self::$v(u), fp))
-                    })*
-                    _ => bail!("unsupported ULL precision {p}"),
-                }
-            }
-
-            /// The precision `P`.
-            #[must_use]
-            pub fn precision(&self) -> u8 {
-                match self { $(Self::$v(_) => $p,)* }
-            }
-
-            /// FGRA estimate.
-            #[must_use]
-            pub fn estimate(&self) -> f64 {
-                match self { $(Self::$v(u) => u.estimate(),)* }
-            }
-
-            /// Maximum-likelihood estimate.
-            #[must_use]
-            pub fn estimate_ml(&self) -> f64 {
-                match self { $(Self::$v(u) => u.estimate_ml(),)* }
-            }
-
-            /// Martingale estimate, if the sketch saw only inserts.
-            #[must_use]
-            pub fn estimate_martingale(&self) -> Option<f64> {
-                match self { $(Self::$v(u) => u.estimate_martingale(),)* }
-            }
-
-            /// Relative standard error `0.782/√m`.
-            #[must_use]
-            pub fn relative_standard_error(&self) -> f64 {
-                match self { $(Self::$v(u) => u.relative_standard_error(),)* }
-            }
-
-            /// Bytes of RAM the sketch occupies on a device.
-            #[must_use]
-            pub fn memory_bytes(&self) -> usize {
-                match self { $(Self::$v(u) => u.memory_bytes(),)* }
-            }
-
-            /// Non-zero registers and `m`.
-            #[must_use]
-            pub fn fill(&self) -> (usize, usize) {
-                match self {
-                    $(Self::$v(u) => (u.registers().iter().filter(|&&r| r != 0).count(), Ull::<$p>::M),)*
-                }
-            }
-
-            /// The union with `other` (same precision).
-            ///
-            /// # Errors
-            /// If the precisions differ.
-            pub fn merge(&mut self, other: &Self) -> anyhow::Result<()> {
-                match (self, other) {
-                    $((Self::$v(a), Self::$v(b)) => {
-                        a.merge(b)?;
-                        Ok(())
-                    })*
-                    (a, b) => bail!(
-                        "geometry mismatch: cannot merge a ULL of precision {} into one of precision {}",
-                        b.precision(),
-                        a.precision()
-                    ),
-                }
-            }
-
-            /// Encodes under `fingerprint`.
-            #[must_use]
-            pub fn encode(&self, fingerprint: u64) -> Vec<u8> {
-                match self {
-                    $(Self::$v(u) => {
-                        let mut buf = vec![0u8; u.encoded_len()];
-                        let n = u
-                            .encode_into_with_fingerprint(&mut buf, fingerprint)
-                            .unwrap_or(0);
-                        buf.truncate(n);
-                        buf
-                    })*
-                }
-            }
-
-            /// The `Hll` of the same keys (for Redis or DataSketches export).
-            #[must_use]
-            pub fn to_hll(&self) -> AnyHll {
-                match self { $(Self::$v(u) => AnyHll::$v(Box::new(u.to_hll())),)* }
-            }
-        }
-    };
-}
-
-any_ull!(
-    4 => P4, 5 => P5, 6 => P6, 7 => P7, 8 => P8, 9 => P9, 10 => P10, 11 => P11,
-    12 => P12, 13 => P13, 14 => P14, 15 => P15, 16 => P16, 17 => P17, 18 => P18,
-);
-
-/// A distinct-count sketch of either kind, as `loxo merge` reads and writes them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Distinct {
-    /// An `hll` frame.
-    Hll(AnyHll),
-    /// An `ull` frame.
-    Ull(AnyUll),
-}
+/// A distinct-count sketch, an [`Hll`] or an [`Ull`] of any precision, decoded
+/// without its seed: what `loxo merge` reads and writes.
+#[derive(Debug)]
+pub struct Distinct(Box<dyn Sketch>);
 
 impl Distinct {
-    /// Decodes an `hll` or `ull` frame without its seed.
+    /// Decodes an `hll` or `ull` frame without its seed; returns the sketch and the
+    /// frame's seed fingerprint.
     ///
     /// # Errors
-    /// Another kind, or the decoder's error.
+    /// Another kind, an unsupported precision, or the decoder's error.
     pub fn decode(bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
         match Frame::parse(bytes)?.header().kind {
-            SketchKind::Hll => AnyHll::decode(bytes).map(|(h, fp)| (Self::Hll(h), fp)),
-            SketchKind::Ull => AnyUll::decode(bytes).map(|(u, fp)| (Self::Ull(u), fp)),
+            k @ (SketchKind::Hll | SketchKind::Ull) => Self::decode_kind(k, bytes),
             k => bail!(
                 "`loxo merge` merges hll and ull sketches, this is a {} sketch",
                 k.name()
@@ -281,31 +85,68 @@ impl Distinct {
         }
     }
 
-    /// The precision `P`.
-    #[must_use]
-    pub fn precision(&self) -> u8 {
-        match self {
-            Self::Hll(h) => h.precision(),
-            Self::Ull(u) => u.precision(),
+    /// Decodes a frame that must be of `kind` (`hll` or `ull`), of any precision.
+    fn decode_kind(kind: SketchKind, bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
+        let frame = Frame::parse(bytes)?;
+        let p = frame.header().params[0];
+        match u8::try_from(p)
+            .ok()
+            .and_then(|q| with_precision(q, Decode { kind, bytes }))
+        {
+            Some(decoded) => {
+                let (s, fp) = decoded?;
+                Ok((Self(s), fp))
+            }
+            None => bail!("unsupported {} precision {p}", kind.name().to_uppercase()),
         }
     }
 
-    /// The kind's default estimate.
+    /// The kind: `hll` or `ull`.
+    #[must_use]
+    pub fn kind(&self) -> SketchKind {
+        self.0.kind()
+    }
+
+    /// The precision `P`.
+    #[must_use]
+    pub fn precision(&self) -> u8 {
+        self.0.precision()
+    }
+
+    /// The kind's default estimate (`Hll`: Ertl's, `Ull`: FGRA).
     #[must_use]
     pub fn estimate(&self) -> f64 {
-        match self {
-            Self::Hll(h) => h.estimate(),
-            Self::Ull(u) => u.estimate(),
-        }
+        self.0.estimate()
+    }
+
+    /// The maximum-likelihood estimate (`Ull` only).
+    #[must_use]
+    pub fn estimate_ml(&self) -> Option<f64> {
+        self.0.estimate_ml()
+    }
+
+    /// Martingale estimate, if the sketch saw only inserts.
+    #[must_use]
+    pub fn estimate_martingale(&self) -> Option<f64> {
+        self.0.estimate_martingale()
     }
 
     /// The relative standard error of [`estimate`](Self::estimate).
     #[must_use]
     pub fn relative_standard_error(&self) -> f64 {
-        match self {
-            Self::Hll(h) => h.relative_standard_error(),
-            Self::Ull(u) => u.relative_standard_error(),
-        }
+        self.0.relative_standard_error()
+    }
+
+    /// Bytes of RAM the sketch occupies on a device.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.0.memory_bytes()
+    }
+
+    /// Non-zero registers and `m`.
+    #[must_use]
+    pub fn fill(&self) -> (usize, usize) {
+        (self.0.non_zero_registers(), self.0.registers_len())
     }
 
     /// The union with `other` (same kind and precision).
@@ -313,21 +154,87 @@ impl Distinct {
     /// # Errors
     /// Different kinds or precisions.
     pub fn merge(&mut self, other: &Self) -> anyhow::Result<()> {
-        match (self, other) {
-            (Self::Hll(a), Self::Hll(b)) => a.merge(b),
-            (Self::Ull(a), Self::Ull(b)) => a.merge(b),
-            (Self::Hll(_), Self::Ull(_)) => bail!("cannot merge a ull sketch into hll sketches"),
-            (Self::Ull(_), Self::Hll(_)) => bail!("cannot merge an hll sketch into ull sketches"),
+        let (a, b) = (self.kind(), other.kind());
+        if a != b {
+            bail!(
+                "cannot merge {} sketch into {} sketches",
+                named(b, false),
+                a.name()
+            );
         }
+        if self.precision() != other.precision() {
+            bail!(
+                "geometry mismatch: cannot merge {} of precision {} into one of precision {}",
+                named(a, true),
+                other.precision(),
+                self.precision()
+            );
+        }
+        self.0.merge(&*other.0)?;
+        Ok(())
     }
 
     /// Encodes under `fingerprint`.
     #[must_use]
     pub fn encode(&self, fingerprint: u64) -> Vec<u8> {
-        match self {
-            Self::Hll(h) => h.encode(fingerprint),
-            Self::Ull(u) => u.encode(fingerprint),
-        }
+        let mut buf = vec![0u8; self.0.encoded_len()];
+        let n = self
+            .0
+            .encode_into_with_fingerprint(&mut buf, fingerprint)
+            .unwrap_or(0);
+        buf.truncate(n);
+        buf
+    }
+
+    /// The `Hll<14>` inside, if this is one (Redis's geometry).
+    #[must_use]
+    pub fn as_p14(&self) -> Option<&Hll<14>> {
+        self.0.as_any().downcast_ref()
+    }
+}
+
+impl Clone for Distinct {
+    fn clone(&self) -> Self {
+        Self(self.0.clone_box())
+    }
+}
+
+impl PartialEq for Distinct {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.equals(&*other.0)
+    }
+}
+
+impl Eq for Distinct {}
+
+/// An [`Hll`] of any precision, decoded from a frame: a [`Distinct`] that is known
+/// to be of kind `hll`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnyHll(Distinct);
+
+impl AnyHll {
+    /// Decodes an `hll` frame of any precision without its seed; returns the
+    /// sketch and the frame's seed fingerprint.
+    ///
+    /// # Errors
+    /// Any [`loxo_core::DecodeError`], or an unsupported precision.
+    pub fn decode(bytes: &[u8]) -> anyhow::Result<(Self, u64)> {
+        let (d, fp) = Distinct::decode_kind(SketchKind::Hll, bytes)?;
+        Ok((Self(d), fp))
+    }
+}
+
+impl std::ops::Deref for AnyHll {
+    type Target = Distinct;
+
+    fn deref(&self) -> &Distinct {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for AnyHll {
+    fn deref_mut(&mut self) -> &mut Distinct {
+        &mut self.0
     }
 }
 
@@ -372,16 +279,15 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         bytes.len(),
         h.payload_len
     )?;
-    if h.kind == SketchKind::Hll {
-        let (hll, _) = AnyHll::decode(bytes)?;
-        let (nz, m) = hll.fill();
-        writeln!(out, "precision:        {} (m = {m})", hll.precision())?;
-        if h.flags & 4 != 0 {
+    if h.kind == SketchKind::Hll || h.kind == SketchKind::Ull {
+        let (sketch, _) = Distinct::decode_kind(h.kind, bytes)?;
+        let (nz, m) = sketch.fill();
+        writeln!(out, "precision:        {} (m = {m})", sketch.precision())?;
+        if h.kind == SketchKind::Hll && h.flags & 4 != 0 {
             // A list payload (an `HllSparse` in list mode): a u32 count after the
             // martingale's f64 (flag bit 1); each entry is one distinct key up to
             // 25-bit hash collisions, which `HllSparse` corrects for.
             let skip = if h.flags & 2 != 0 { 8 } else { 0 };
-            let frame = Frame::parse(bytes)?;
             let n = frame
                 .payload()
                 .get(skip..skip + 4)
@@ -394,11 +300,19 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         }
         writeln!(
             out,
-            "estimate:         {:.1} (relative standard error {:.2} %)",
-            hll.estimate(),
-            100.0 * hll.relative_standard_error()
+            "estimate:         {:.1} ({}relative standard error {:.2} %)",
+            sketch.estimate(),
+            if h.kind == SketchKind::Ull {
+                "FGRA, "
+            } else {
+                ""
+            },
+            100.0 * sketch.relative_standard_error()
         )?;
-        match hll.estimate_martingale() {
+        if let Some(ml) = sketch.estimate_ml() {
+            writeln!(out, "estimate (ML):    {ml:.1}")?;
+        }
+        match sketch.estimate_martingale() {
             Some(e) => writeln!(out, "martingale:       {e:.1}")?,
             None => writeln!(out, "martingale:       none (merged, or not tracked)")?,
         }
@@ -410,32 +324,7 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         writeln!(
             out,
             "memory:           {} bytes on a device",
-            hll.memory_bytes()
-        )?;
-    } else if h.kind == SketchKind::Ull {
-        let (ull, _) = AnyUll::decode(bytes)?;
-        let (nz, m) = ull.fill();
-        writeln!(out, "precision:        {} (m = {m})", ull.precision())?;
-        writeln!(
-            out,
-            "estimate:         {:.1} (FGRA, relative standard error {:.2} %)",
-            ull.estimate(),
-            100.0 * ull.relative_standard_error()
-        )?;
-        writeln!(out, "estimate (ML):    {:.1}", ull.estimate_ml())?;
-        match ull.estimate_martingale() {
-            Some(e) => writeln!(out, "martingale:       {e:.1}")?,
-            None => writeln!(out, "martingale:       none (merged, or not tracked)")?,
-        }
-        writeln!(
-            out,
-            "fill:             {nz}/{m} registers non-zero ({:.1} %)",
-            100.0 * nz as f64 / m as f64
-        )?;
-        writeln!(
-            out,
-            "memory:           {} bytes on a device",
-            ull.memory_bytes()
+            sketch.memory_bytes()
         )?;
     } else {
         let p = frame.payload();
@@ -549,18 +438,8 @@ fn describe_payload(
                 _ => (64 * a, format!("{a} words of 64 bits, one per key")),
             };
             let set = ones(p);
-            let fill = set as f64 / bits.max(1) as f64;
             writeln!(out, "geometry:         {what} = {bits} bits, k = {b}")?;
-            writeln!(
-                out,
-                "fill:             {set}/{bits} bits set ({:.2} %)",
-                100.0 * fill
-            )?;
-            writeln!(
-                out,
-                "estimated FPR:    {:.4} %",
-                100.0 * fill.powf(b as f64)
-            )?;
+            let fill = fill_and_fpr(out, set, bits, "bits set", b)?;
             if u128::from(set) < bits && b > 0 {
                 let n = -(bits as f64 / b as f64) * (1.0 - fill).ln();
                 writeln!(
@@ -580,18 +459,8 @@ fn describe_payload(
                 .iter()
                 .map(|x| u64::from(x & 0x0f != 0) + u64::from(x & 0xf0 != 0))
                 .sum::<u64>();
-            let fill = nonzero as f64 / cells.max(1) as f64;
             writeln!(out, "geometry:         {cells} 4-bit counters, k = {b}")?;
-            writeln!(
-                out,
-                "fill:             {nonzero}/{cells} counters non-zero ({:.2} %)",
-                100.0 * fill
-            )?;
-            writeln!(
-                out,
-                "estimated FPR:    {:.4} %",
-                100.0 * fill.powf(b as f64)
-            )?;
+            fill_and_fpr(out, nonzero, cells, "counters non-zero", b)?;
             writeln!(
                 out,
                 "memory:           {} bytes of counters on a device",
@@ -736,6 +605,29 @@ fn describe_payload(
         _ => {}
     }
     Ok(())
+}
+
+/// The `fill:` and `estimated FPR:` lines of a Bloom-like filter with `used` of its
+/// `cells` set and `k` probes (`fill^k`); returns the fill.
+fn fill_and_fpr(
+    out: &mut String,
+    used: u64,
+    cells: u128,
+    what: &str,
+    k: u128,
+) -> anyhow::Result<f64> {
+    let fill = used as f64 / cells.max(1) as f64;
+    writeln!(
+        out,
+        "fill:             {used}/{cells} {what} ({:.2} %)",
+        100.0 * fill
+    )?;
+    writeln!(
+        out,
+        "estimated FPR:    {:.4} %",
+        100.0 * fill.powf(k as f64)
+    )?;
+    Ok(fill)
 }
 
 /// Merges `hll` or `ull` frames (one kind, same precision and seed fingerprint) and

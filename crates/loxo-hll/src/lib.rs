@@ -36,6 +36,10 @@
 //!   standard error `7·10^−5`) up to `9m/64` keys, keeping HLL++'s high-precision
 //!   list in the register bytes, then converts in place to exactly the registers
 //!   `Hll<P>` holds for the same keys.
+//! * [`RegisterSketch`]: an `Hll<P>` or `Ull<P>` behind `&dyn` with `P` erased (as
+//!   heapless's `VecView` erases a capacity), for collectors that handle any
+//!   precision with one piece of code; [`with_precision`] turns a precision read
+//!   at run time into the type parameter.
 //!
 //! ```
 //! use loxo_core::Seed;
@@ -59,20 +63,29 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+mod debug;
+mod entry;
 mod estimator;
 mod hll;
 mod hll_sparse;
+mod hll_wire;
 mod precision;
 mod registers;
+#[cfg(test)]
+mod test_util;
 mod ull;
 mod ull_estimator;
 mod ull_pow;
 mod ull_sparse;
 mod ull_wire;
+mod view;
 mod wire;
 
 pub use hll::Hll;
 pub use hll_sparse::HllSparse;
-pub use precision::{FoldsInto, Precision, SupportedPrecision};
+pub use precision::{
+    with_precision, FoldsInto, ForPrecision, Precision, RegisterStorage, SupportedPrecision,
+};
 pub use registers::Registers;
 pub use ull::Ull;
+pub use view::RegisterSketch;

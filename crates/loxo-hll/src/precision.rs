@@ -34,6 +34,18 @@ mod sealed {
     pub trait Sealed {}
 }
 
+/// Register storage: a byte array a sketch reads, writes, copies, compares and
+/// hashes (every `[u8; N]`).
+pub trait RegisterStorage:
+    AsRef<[u8]> + AsMut<[u8]> + Clone + PartialEq + Eq + core::hash::Hash + core::fmt::Debug
+{
+}
+
+impl<T> RegisterStorage for T where
+    T: AsRef<[u8]> + AsMut<[u8]> + Clone + PartialEq + Eq + core::hash::Hash + core::fmt::Debug
+{
+}
+
 /// Implemented by [`Precision<P>`] for every supported precision, `P` in 4..=18.
 ///
 /// Sealed: the set of precisions is fixed by this crate, because the register
@@ -41,23 +53,11 @@ mod sealed {
 pub trait SupportedPrecision: sealed::Sealed {
     /// The packed register storage: `[u8; 3 · 2^(P−2)]`, four 6-bit registers per
     /// three bytes (see [`crate::Hll`] for the layout).
-    type Registers: AsRef<[u8]>
-        + AsMut<[u8]>
-        + Clone
-        + PartialEq
-        + Eq
-        + core::hash::Hash
-        + core::fmt::Debug;
+    type Registers: RegisterStorage;
     /// The all-zero register array (the empty sketch).
     const ZERO: Self::Registers;
     /// The [`Ull`](crate::Ull) register storage: `[u8; 2^P]`, one byte per register.
-    type UllRegisters: AsRef<[u8]>
-        + AsMut<[u8]>
-        + Clone
-        + PartialEq
-        + Eq
-        + core::hash::Hash
-        + core::fmt::Debug;
+    type UllRegisters: RegisterStorage;
     /// The all-zero [`Ull`](crate::Ull) register array (the empty sketch).
     const ULL_ZERO: Self::UllRegisters;
 }
@@ -86,8 +86,51 @@ pub trait SupportedPrecision: sealed::Sealed {
 /// ```
 pub trait FoldsInto<const Q: u8>: SupportedPrecision {}
 
+/// Code written once for every supported precision, run by [`with_precision`] at
+/// a precision known only at run time (one read from a frame, say).
+///
+/// ```
+/// use loxo_core::Seed;
+/// use loxo_hll::{with_precision, ForPrecision, Hll, Precision, SupportedPrecision};
+///
+/// /// `size_of::<Hll<P>>()`.
+/// struct HllSize;
+/// impl ForPrecision for HllSize {
+///     type Output = usize;
+///     fn call<const P: u8>(self) -> usize
+///     where
+///         Precision<P>: SupportedPrecision,
+///     {
+///         Hll::<P>::new(Seed::new(1, 2)).memory_bytes()
+///     }
+/// }
+/// assert_eq!(with_precision(14, HllSize), Some(12_584));
+/// assert_eq!(with_precision(19, HllSize), None);
+/// ```
+pub trait ForPrecision {
+    /// What the code returns.
+    type Output;
+    /// Runs the code at precision `P`.
+    fn call<const P: u8>(self) -> Self::Output
+    where
+        Precision<P>: SupportedPrecision;
+}
+
 macro_rules! supported {
-    ($($p:literal),* $(,)?) => {$(
+    ($($p:literal),* $(,)?) => {
+        /// Runs `f` at precision `p`: `Some(f.call::<p>())` for a supported `p`
+        /// (4..=18), `None` otherwise. The one place a run-time precision becomes
+        /// a type parameter; see [`ForPrecision`] and
+        /// [`RegisterSketch`](crate::RegisterSketch).
+        pub fn with_precision<F: ForPrecision>(p: u8, f: F) -> Option<F::Output> {
+            match p {
+                $($p => Some(f.call::<$p>()),)*
+                _ => None,
+            }
+        }
+        $(supported!(@impl $p);)*
+    };
+    (@impl $p:literal) => {
         impl sealed::Sealed for Precision<$p> {}
         impl SupportedPrecision for Precision<$p> {
             type Registers = [u8; 3 << ($p - 2)];
@@ -99,7 +142,7 @@ macro_rules! supported {
             #[allow(clippy::large_stack_arrays)]
             const ULL_ZERO: Self::UllRegisters = [0; 1 << $p];
         }
-    )*};
+    };
 }
 
 supported!(4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18);

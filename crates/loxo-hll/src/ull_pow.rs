@@ -78,38 +78,43 @@ const fn pow2_minus_c_times(e: i32) -> f64 {
     pow2i(k) * exp_small(f * LN_2)
 }
 
-/// `r_j = 1/x_j`, `x_j = 1 + (j + ½)/J`, rounded once.
-static RECIP: [f64; J] = {
-    let mut out = [0.0; J];
-    let mut j = 0;
-    while j < J {
-        out[j] = 1.0 / (1.0 + (j as f64 + 0.5) / J as f64);
-        j += 1;
-    }
-    out
-};
+/// The three tables of [`pow_minus_inv_tau`], built by one loop ([`table`]).
+#[derive(Clone, Copy)]
+enum Table {
+    /// `r_j = 1/x_j`, `x_j = 1 + (j + ½)/J`, rounded once.
+    Recip,
+    /// `r_j^c` of the `f64` `r_j`: `e^(c·ln r_j)`.
+    RecipPow,
+    /// `2^(−c·e)` for `e = E_MIN + i`.
+    ExpPow,
+}
 
-/// `r_j^c` of the `f64` `r_j` above: `e^(c·ln r_j)`.
-static RECIP_POW: [f64; J] = {
-    let mut out = [0.0; J];
-    let mut j = 0;
-    while j < J {
-        out[j] = exp_small(INV_TAU * ln_near_one(RECIP[j]));
-        j += 1;
+/// Entry `i` of `t`.
+const fn entry(t: Table, i: usize) -> f64 {
+    match t {
+        Table::Recip => 1.0 / (1.0 + (i as f64 + 0.5) / J as f64),
+        Table::RecipPow => exp_small(INV_TAU * ln_near_one(entry(Table::Recip, i))),
+        Table::ExpPow => pow2_minus_c_times(E_MIN + i as i32),
     }
-    out
-};
+}
 
-/// `2^(−c·e)` for `e = E_MIN + i`.
-static EXP_POW: [f64; E_LEN] = {
-    let mut out = [0.0; E_LEN];
+/// The first `N` entries of `t`, evaluated at compile time.
+const fn table<const N: usize>(t: Table) -> [f64; N] {
+    let mut out = [0.0; N];
     let mut i = 0;
-    while i < E_LEN {
-        out[i] = pow2_minus_c_times(E_MIN + i as i32);
+    while i < N {
+        out[i] = entry(t, i);
         i += 1;
     }
     out
-};
+}
+
+/// `r_j = 1/x_j`, `x_j = 1 + (j + ½)/J`, rounded once.
+static RECIP: [f64; J] = table(Table::Recip);
+/// `r_j^c` of the `f64` `r_j` above: `e^(c·ln r_j)`.
+static RECIP_POW: [f64; J] = table(Table::RecipPow);
+/// `2^(−c·e)` for `e = E_MIN + i`.
+static EXP_POW: [f64; E_LEN] = table(Table::ExpPow);
 
 /// The binomial coefficients `C(−c, k)` of `(1 + t)^(−c) = Σ_k C(−c, k)·t^k`.
 const fn binomial(k: u32) -> f64 {

@@ -1,10 +1,8 @@
 //! Sparse (list) mode of [`Ull<P>`]: exact small counts in the register bytes.
 //!
 //! While few keys have been seen, a sketch built with [`Ull::new_sparse`] keeps,
-//! instead of registers, one **entry** per distinct pair (25-bit index, rank) of
-//! its keys' digests (HLL++'s `p' = 25`, Heule et al. 2013): the little-endian
-//! `u32` `index25 << 6 | rank25`, `index25` the top 25 bits of the digest and
-//! `rank25` the leading zeros of the other 39 bits plus one (`1 ..= 40`). An entry
+//! instead of registers, one entry per distinct pair (25-bit index, rank) of its
+//! keys' digests (the entries, their estimate and the table: `entry`). An entry
 //! determines the register update the key makes at every precision `P ≤ 25` (as
 //! [`fold`](Ull::fold) does for index bits), so the conversion to registers is
 //! exact: the sketch equals, register for register, the dense sketch fed the same
@@ -12,11 +10,10 @@
 //!
 //! # Layout: an open-addressing table in the `2^P` register bytes
 //!
-//! The bytes are `m/4` slots of one `u32` each (0 = empty; an entry is never 0,
-//! its rank is ≥ 1). An entry's home slot is its dense register index divided by
-//! 4 (`index25 >> (25 − P + 2)`), and it sits in the first free slot from there on
-//! (linear probing, wrapping at the end). At most `3m/16` entries (load ≤ 3/4),
-//! so a free slot always exists. No size change: the table is the register array.
+//! The bytes are `m/4` slots of one `u32` each. An entry's home slot is its dense
+//! register index divided by 4 (`index25 >> (25 − P + 2)`). At most `3m/16`
+//! entries (load ≤ 3/4), so a free slot always exists. No size change: the table
+//! is the register array.
 //!
 //! **In-place conversion** (once the list would exceed `3m/16`): every entry sits at
 //! or after its home slot with no free slot in between, and the target register
@@ -24,55 +21,18 @@
 //! a free slot, each slot's entry is read, the slot is zeroed (it now holds 4
 //! registers), and the entry's update is ORed into its register, whose slot was
 //! already converted (or is this one). O(m), no scratch memory.
-//!
-//! # Estimate
-//!
-//! `k` entries stand for `n` distinct keys minus the pairs two keys share: a pair
-//! has probability `2^−25·2^−rank`, so two keys collide with probability
-//! `q = 2^−25·Σ_r 4^−r = 2^−25/3` and `E[k] = n − q·n²/2 + O(q²n³)`. The estimate
-//! `k + q·k²/2` is unbiased to that order; its error is the deviation of the
-//! number of colliding pairs (about Poisson with mean `q·n²/2`) from its mean:
-//! relative standard error `√(q/2) = 7.0·10^−5`, at every `n` the list holds
-//! (`n ≤ 3m/16`). Checked by `tests/tests/sparse_accuracy.rs`.
 
 use loxo_core::Seed;
 
+use crate::entry::{entry_of, entry_update, list_estimate, EntryTable, MAX_RANK25, SPARSE_P};
 use crate::precision::{Precision, SupportedPrecision};
 use crate::ull::{pack, unpack};
 use crate::Ull;
-
-/// Index bits of an entry (HLL++'s `p'`).
-pub(crate) const SPARSE_P: u32 = 25;
-/// Largest `rank25` (all 39 bits below the index zero).
-pub(crate) const MAX_RANK25: u32 = 64 - SPARSE_P + 1;
-/// `q/2`, `q = 2^−25·Σ_{r=1}^{39} 4^−r + 2^−25·4^−39 = 2^−25/3` (to 10^−23): half
-/// the probability that two keys share an entry.
-pub(crate) const HALF_Q: f64 = 1.0 / (6.0 * (1u64 << SPARSE_P) as f64);
-
-/// The entry of a digest: `index25 << 6 | rank25`.
-#[inline(always)]
-pub(crate) const fn entry_of(h: u64) -> u32 {
-    let index = (h >> (64 - SPARSE_P)) as u32;
-    // The sentinel bit caps the leading zeros of the 39 low bits at 39.
-    let rank = ((h << SPARSE_P) | (1 << (SPARSE_P - 1))).leading_zeros() + 1;
-    index << 6 | rank
-}
-
-/// Whether `e` is an entry a digest can produce.
-pub(crate) const fn is_valid_entry(e: u32) -> bool {
-    let rank = e & 63;
-    e >> 31 == 0 && rank >= 1 && rank <= MAX_RANK25
-}
 
 impl<const P: u8> Ull<P>
 where
     Precision<P>: SupportedPrecision,
 {
-    /// Slots of the sparse table, `m/4`.
-    const SLOTS: usize = 1 << (P - 2);
-    /// Most entries the list holds, `3m/16` (load 3/4).
-    pub(crate) const LIST_CAPACITY: u32 = 3 << (P - 4);
-
     /// An empty sketch in **sparse mode**: exact counts while few keys have been
     /// seen, then, in place, the same sketch as [`new`](Self::new) would have built.
     ///
@@ -136,22 +96,9 @@ where
             return;
         }
         let count = self.list_estimate();
-        let slots = Self::SLOTS;
-        // A free slot exists (at most 3/4 are used): start right after it.
-        let start = (0..slots).find(|&s| self.slot(s) == 0).unwrap_or(0);
         self.list_mode = false;
         self.list_len = 0;
-        for k in 1..=slots {
-            let s = (start + k) & (slots - 1);
-            let e = self.slot(s);
-            self.set_slot(s, 0);
-            if e != 0 {
-                let (i, bit) = Self::entry_register(e);
-                if let Some(r) = self.registers.as_mut().get_mut(i) {
-                    *r = pack(unpack(*r) | 1 << bit);
-                }
-            }
-        }
+        self.convert_in_place();
         self.recount();
         if self.hip_valid {
             self.hip_estimate = count;
@@ -186,93 +133,13 @@ where
         true
     }
 
-    /// Inserts `e` into the table: `Some(whether it was new)`, or `None` after
-    /// converting to registers because the list was full.
-    fn list_insert(&mut self, e: u32) -> Option<bool> {
-        let mut s = Self::home(e);
-        // Terminates within `SLOTS` probes: some slot is free.
-        for _ in 0..Self::SLOTS {
-            match self.slot(s) {
-                0 => break,
-                x if x == e => return Some(false),
-                _ => s = (s + 1) & (Self::SLOTS - 1),
-            }
-        }
-        if self.list_len >= Self::LIST_CAPACITY {
-            self.densify();
-            return None;
-        }
-        self.set_slot(s, e);
-        self.list_len += 1;
-        Some(true)
-    }
-
-    /// The home slot of an entry: its register index divided by 4.
-    #[inline(always)]
-    const fn home(e: u32) -> usize {
-        (e >> (6 + SPARSE_P - P as u32 + 2)) as usize
-    }
-
     /// The register index of an entry at this precision and the bitmap position
-    /// of its update value (`u + P − 2`, as [`insert_hash`](Self::insert_hash)).
+    /// of its update value ([`entry_update`]'s `u`, at `u + P − 2` as
+    /// [`insert_hash`](Self::insert_hash) puts it).
     #[inline(always)]
     pub(crate) const fn entry_register(e: u32) -> (usize, u32) {
-        let d = SPARSE_P - P as u32;
-        let index25 = e >> 6;
-        let low = index25 & ((1 << d) - 1);
-        let bit = if low == 0 {
-            // The d moved bits are zero: update value d + rank25.
-            d + (e & 63) + P as u32 - 2
-        } else {
-            // Leading zeros of the d bits plus one, at position 24 − bit length.
-            SPARSE_P - 1 - (32 - low.leading_zeros())
-        };
-        ((index25 >> d) as usize, bit)
-    }
-
-    fn slot(&self, s: usize) -> u32 {
-        let b = self.registers.as_ref();
-        match b.get(4 * s..4 * s + 4) {
-            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
-            _ => 0,
-        }
-    }
-
-    fn set_slot(&mut self, s: usize, e: u32) {
-        if let Some(dst) = self.registers.as_mut().get_mut(4 * s..4 * s + 4) {
-            dst.copy_from_slice(&e.to_le_bytes());
-        }
-    }
-
-    /// The list's entries in table order (list mode only; nothing in dense mode).
-    pub(crate) fn list_entries(&self) -> impl Iterator<Item = u32> + '_ {
-        let slots = if self.list_mode { Self::SLOTS } else { 0 };
-        (0..slots).map(|s| self.slot(s)).filter(|&e| e != 0)
-    }
-
-    /// The list's entries in increasing order (the wire format's order): per home
-    /// slot, the entries of its cluster that belong to it, smallest first. O(m)
-    /// for a table of short clusters.
-    pub(crate) fn list_entries_sorted(&self) -> impl Iterator<Item = u32> + '_ {
-        let slots = if self.list_mode { Self::SLOTS } else { 0 };
-        (0..slots).flat_map(move |home| {
-            let mut last: Option<u32> = None;
-            core::iter::from_fn(move || {
-                let next = self
-                    .cluster(home)
-                    .filter(|&e| Self::home(e) == home && last.is_none_or(|l| e > l))
-                    .min();
-                last = next.or(last);
-                next
-            })
-        })
-    }
-
-    /// The occupied slots from `home` up to the next free one.
-    fn cluster(&self, home: usize) -> impl Iterator<Item = u32> + '_ {
-        (0..Self::SLOTS)
-            .map(move |k| self.slot((home + k) & (Self::SLOTS - 1)))
-            .take_while(|&e| e != 0)
+        let (i, u) = entry_update(e, P);
+        (i, u + P as u32 - 2)
     }
 
     /// Register `i` as the listed keys would have built it.
@@ -290,8 +157,7 @@ where
 
     /// The list's count with the first-order collision correction (module docs).
     pub(crate) fn list_estimate(&self) -> f64 {
-        let k = f64::from(self.list_len);
-        k + HALF_Q * k * k
+        list_estimate(self.list_len)
     }
 
     /// The probability that a new distinct key adds an entry: 1 minus the mass of
@@ -308,21 +174,66 @@ where
     }
 }
 
+/// The table: `m/4` slots in the register bytes; an entry's home slot holds its
+/// register (module docs).
+impl<const P: u8> EntryTable for Ull<P>
+where
+    Precision<P>: SupportedPrecision,
+{
+    const SLOTS: usize = 1 << (P - 2);
+    /// `3m/16` (load 3/4).
+    const LIST_CAPACITY: u32 = 3 << (P - 4);
+
+    /// Its register index divided by 4.
+    #[inline(always)]
+    fn home(e: u32) -> usize {
+        (e >> (6 + SPARSE_P - P as u32 + 2)) as usize
+    }
+
+    fn table(&self) -> &[u8] {
+        self.registers.as_ref()
+    }
+
+    fn table_mut(&mut self) -> &mut [u8] {
+        self.registers.as_mut()
+    }
+
+    fn is_list(&self) -> bool {
+        self.list_mode
+    }
+
+    fn entries_len(&self) -> u32 {
+        self.list_len
+    }
+
+    fn set_entries_len(&mut self, n: u32) {
+        self.list_len = n;
+    }
+
+    fn convert(&mut self) {
+        self.densify();
+    }
+
+    fn apply_in_place(&mut self, e: u32) {
+        let (i, bit) = Self::entry_register(e);
+        if let Some(r) = self.registers.as_mut().get_mut(i) {
+            *r = pack(unpack(*r) | 1 << bit);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+    use crate::entry::is_valid_entry;
     use loxo_core::KeyHash;
 
     const SEED: Seed = Seed::new(0xabc, 0xdef);
 
     fn digests(seed: u64) -> impl Iterator<Item = u64> {
-        let mut s = seed;
-        core::iter::from_fn(move || {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            Some(loxo_core::mix64(s))
-        })
+        crate::test_util::digests(seed).map(KeyHash::get)
     }
 
     #[test]

@@ -1,40 +1,97 @@
-//! The loxo wire format for [`Ull<P>`]: kind `ull` (12), dense or sparse payload.
-//!
-//! Layout (documented in `docs/format.md`, pinned by golden files):
-//!
-//! * params: `[P, 8 (bits per register), 0, 0]`;
-//! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows, bit 2 =
-//!   list payload (a sketch in sparse mode, [`Ull::new_sparse`]);
-//! * payload: the martingale estimate as an `f64` if flag bit 1, then either
-//!   * **dense**: the `2^P` register bytes, or
-//!   * **sparse**: a `u32` count `n`, then `n` little-endian `u32` entries
-//!     `index << 8 | byte` with strictly increasing `index` and `byte ≠ 0`, or
-//!   * **list**: a `u32` count `n ≤ 3m/16`, then `n` little-endian `u32` entries
-//!     `index25 << 6 | rank25` (see `ull_sparse`), strictly increasing.
+//! [`Ull<P>`] in the loxo wire format: kind `ull` (12), params `[P, 8, 0, 0]`, a
+//! dense (`2^P` register bytes), sparse (4-byte entries `index << 8 | byte`) or
+//! list payload. The frame itself is written and validated once for every
+//! register sketch (`wire`); this module says what an `Ull` holds and how it
+//! loads a validated payload.
 //!
 //! A sketch in sparse mode writes the list; otherwise the encoder picks whichever
 //! register payload is shorter (sparse when fewer than `m / 4 − 1` registers are
 //! non-zero).
 
-use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::wire::SketchKind;
 use loxo_core::{DecodeError, EncodeError};
 
+use crate::entry::EntryTable;
 use crate::precision::{Precision, SupportedPrecision};
-use crate::ull_sparse::is_valid_entry;
+use crate::wire::{self, Body, ListEntries, Payload, RegisterFrame};
 use crate::Ull;
 
-const FLAG_SPARSE: u8 = 1;
-const FLAG_MARTINGALE: u8 = 2;
-const FLAG_LIST: u8 = 4;
-/// Bytes per sparse entry (`index << 8 | byte`).
-const SPARSE_ENTRY: usize = 4;
+impl<const P: u8> RegisterFrame for Ull<P>
+where
+    Precision<P>: SupportedPrecision,
+{
+    const KIND: SketchKind = SketchKind::Ull;
+    const PARAMS: [u32; 4] = [P as u32, 8, 0, 0];
+    const M: usize = 1 << P;
+    const DENSE_LEN: usize = 1 << P;
+    const VALUE_BITS: u32 = 8;
+    const SPARSE_ENTRY: usize = 4;
+    const LIST_CAPACITY: u32 = <Self as EntryTable>::LIST_CAPACITY;
+
+    fn is_valid_register(r: u8) -> bool {
+        Self::is_valid_register(r)
+    }
+
+    fn dense_values(bytes: &[u8]) -> impl Iterator<Item = u8> + Clone + '_ {
+        bytes.iter().copied()
+    }
+
+    /// The registers the list sets: each changed once at least.
+    fn list_floor(list: ListEntries<'_>) -> usize {
+        // Entries ascend, so their registers do: count the distinct ones.
+        let (mut registers, mut last) = (0usize, usize::MAX);
+        for e in list.iter() {
+            let (r, _) = Self::entry_register(e);
+            if r != last {
+                registers += 1;
+                last = r;
+            }
+        }
+        registers
+    }
+
+    fn martingale(&self) -> Option<f64> {
+        self.estimate_martingale()
+    }
+
+    fn list_count(&self) -> Option<u32> {
+        self.list_mode.then_some(self.list_len)
+    }
+
+    fn list_sorted(&self) -> impl Iterator<Item = u32> + '_ {
+        self.list_entries_sorted()
+    }
+
+    fn non_zero(&self) -> usize {
+        self.registers().iter().filter(|&&r| r != 0).count()
+    }
+
+    fn values(&self) -> impl Iterator<Item = u8> + '_ {
+        self.registers().iter().copied()
+    }
+
+    fn dense_bytes(&self) -> &[u8] {
+        self.registers()
+    }
+
+    fn load(&mut self, payload: Payload<'_>) -> Result<(), DecodeError> {
+        match payload.body {
+            Body::List(list) => self.load_list(list.iter()),
+            Body::Dense(dense) => self.set_registers(dense)?,
+            Body::Sparse(sparse) => self.load_registers(sparse.expand(Self::M)),
+        }
+        if let Some(v) = payload.martingale.filter(|_| self.hip_tracked) {
+            self.hip_estimate = v;
+            self.hip_valid = true;
+        }
+        Ok(())
+    }
+}
 
 impl<const P: u8> Ull<P>
 where
     Precision<P>: SupportedPrecision,
 {
-    const PARAMS: [u32; 4] = [P as u32, 8, 0, 0];
-
     /// Whether `r` is a register byte a precision-`P` sketch can hold: 0, `4P − 4`,
     /// `4P`, `4P + 2` or `4P + 4 ..= 255` (update value `U ≥ 1`, no flag for an
     /// update value below 1).
@@ -43,43 +100,11 @@ where
         r == 0 || r == 4 * P - 4 || r == 4 * P || r == 4 * P + 2 || r >= 4 * P + 4
     }
 
-    fn non_zero(&self) -> usize {
-        self.registers().iter().filter(|&&r| r != 0).count()
-    }
-
-    fn header(&self, fingerprint: u64) -> Header {
-        if self.list_mode {
-            let mut payload = 4 + SPARSE_ENTRY * self.list_len as usize;
-            let mut flags = FLAG_LIST;
-            if self.hip_valid {
-                flags |= FLAG_MARTINGALE;
-                payload += 8;
-            }
-            let mut h = Header::new(SketchKind::Ull, fingerprint, Self::PARAMS, payload as u32);
-            h.flags = flags;
-            return h;
-        }
-        let sparse_len = 4 + SPARSE_ENTRY * self.non_zero();
-        let sparse = sparse_len < Self::M;
-        let mut payload = if sparse { sparse_len } else { Self::M };
-        let mut flags = 0;
-        if sparse {
-            flags |= FLAG_SPARSE;
-        }
-        if self.hip_valid {
-            flags |= FLAG_MARTINGALE;
-            payload += 8;
-        }
-        let mut h = Header::new(SketchKind::Ull, fingerprint, Self::PARAMS, payload as u32);
-        h.flags = flags;
-        h
-    }
-
     /// Length in bytes of the frame [`encode_into`](Self::encode_into) writes now (at
     /// most `36 + 8 + 2^P + 4` bytes, 16 432 at `P = 14`). Cost O(m).
     #[must_use]
     pub fn encoded_len(&self) -> usize {
-        wire::frame_len(self.header(0).payload_len as usize)
+        wire::encoded_len(self)
     }
 
     /// Serializes the sketch into `buf` in the loxo wire format (see
@@ -112,7 +137,7 @@ where
     /// [`EncodeError::BufferTooSmall`] if `buf` is shorter than
     /// [`encoded_len`](Self::encoded_len); nothing is written then.
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        self.encode_into_with_fingerprint(buf, self.seed.fingerprint())
+        wire::encode(self, buf, self.seed.fingerprint())
     }
 
     /// Like [`encode_into`](Self::encode_into), but writes `fingerprint` as the
@@ -126,27 +151,7 @@ where
         buf: &mut [u8],
         fingerprint: u64,
     ) -> Result<usize, EncodeError> {
-        let header = self.header(fingerprint);
-        let mut enc = Encoder::new(buf, &header)?;
-        if let Some(v) = self.estimate_martingale() {
-            enc.put(&v.to_le_bytes());
-        }
-        if header.flags & FLAG_LIST != 0 {
-            enc.put_u32(self.list_len);
-            for e in self.list_entries_sorted() {
-                enc.put_u32(e);
-            }
-        } else if header.flags & FLAG_SPARSE != 0 {
-            enc.put_u32(self.non_zero() as u32);
-            for (i, &r) in self.registers().iter().enumerate() {
-                if r != 0 {
-                    enc.put_u32((i as u32) << 8 | u32::from(r));
-                }
-            }
-        } else {
-            enc.put(self.registers());
-        }
-        Ok(enc.finish())
+        wire::encode(self, buf, fingerprint)
     }
 
     /// Replaces this sketch with the one serialized in `bytes`, which must be an
@@ -156,7 +161,7 @@ where
     ///
     /// # Errors
     ///
-    /// The envelope's errors (see [`Frame::parse`]); [`DecodeError::WrongKind`];
+    /// The envelope's errors (see [`Frame::parse`](loxo_core::wire::Frame::parse)); [`DecodeError::WrongKind`];
     /// [`DecodeError::ParameterMismatch`] for another precision;
     /// [`DecodeError::SeedMismatch`] for another seed;
     /// [`DecodeError::InvalidValue`] for unknown flags, a register byte no sketch of
@@ -166,12 +171,7 @@ where
     /// [`DecodeError::Truncated`] / [`DecodeError::TrailingBytes`] for a payload
     /// length that does not match.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        frame.header().expect(SketchKind::Ull, Self::PARAMS)?;
-        if frame.header().seed_fingerprint != self.seed.fingerprint() {
-            return Err(DecodeError::SeedMismatch);
-        }
-        self.decode_frame(&frame)
+        wire::decode(self, bytes, Some(self.seed.fingerprint())).map(drop)
     }
 
     /// Like [`decode_into`](Self::decode_into) but without the seed check; returns
@@ -183,10 +183,7 @@ where
     ///
     /// As [`decode_into`](Self::decode_into), except `SeedMismatch`.
     pub fn decode_into_any_seed(&mut self, bytes: &[u8]) -> Result<u64, DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        frame.header().expect(SketchKind::Ull, Self::PARAMS)?;
-        self.decode_frame(&frame)?;
-        Ok(frame.header().seed_fingerprint)
+        wire::decode(self, bytes, None)
     }
 
     /// Replaces all registers with `bytes` (e.g. hash4j's `UltraLogLog.getState()`
@@ -206,7 +203,7 @@ where
         if !bytes.iter().all(|&r| Self::is_valid_register(r)) {
             return Err(DecodeError::InvalidValue);
         }
-        self.load(bytes.iter().copied());
+        self.load_registers(bytes.iter().copied());
         Ok(())
     }
 
@@ -223,7 +220,7 @@ where
     }
 
     /// Writes `m` validated register bytes and recomputes the sums and counters.
-    fn load(&mut self, regs: impl Iterator<Item = u8>) {
+    fn load_registers(&mut self, regs: impl Iterator<Item = u8>) {
         self.clear();
         self.list_mode = false;
         for (slot, r) in self.registers.as_mut().iter_mut().zip(regs) {
@@ -231,133 +228,6 @@ where
         }
         self.recount();
         self.hip_valid = false;
-    }
-
-    fn decode_frame(&mut self, frame: &Frame<'_>) -> Result<(), DecodeError> {
-        let flags = frame.header().flags;
-        if flags & !(FLAG_SPARSE | FLAG_MARTINGALE | FLAG_LIST) != 0
-            || flags & (FLAG_SPARSE | FLAG_LIST) == FLAG_SPARSE | FLAG_LIST
-        {
-            return Err(DecodeError::InvalidValue);
-        }
-        let mut r = frame.reader();
-        let hip = if flags & FLAG_MARTINGALE == 0 {
-            None
-        } else {
-            let v = f64::from_le_bytes(r.array::<8>()?);
-            if !v.is_finite() || v < 0.0 {
-                return Err(DecodeError::InvalidValue);
-            }
-            Some(v)
-        };
-        let below = |non_zero: usize| hip.is_some_and(|v| v < non_zero as f64);
-        if flags & FLAG_LIST != 0 {
-            let n = r.u32()?;
-            if n > Self::LIST_CAPACITY {
-                return Err(DecodeError::InvalidValue);
-            }
-            let entries = r.take(n as usize * SPARSE_ENTRY)?;
-            r.finish()?;
-            let mut prev = 0u32;
-            // Entries ascend, so their registers do: count the distinct ones.
-            let (mut registers, mut last) = (0usize, usize::MAX);
-            for e in entries.chunks_exact(SPARSE_ENTRY) {
-                let e = le_u32(e);
-                if e <= prev || !is_valid_entry(e) {
-                    return Err(DecodeError::InvalidValue);
-                }
-                prev = e;
-                let (r, _) = Self::entry_register(e);
-                if r != last {
-                    registers += 1;
-                    last = r;
-                }
-            }
-            // As for registers: a martingale estimate below the registers the list
-            // sets is impossible (each change adds at least 1), and a sketch loaded
-            // with it would encode a frame that no decoder accepts.
-            if below(registers) {
-                return Err(DecodeError::InvalidValue);
-            }
-            self.load_list(entries.chunks_exact(SPARSE_ENTRY).map(le_u32));
-        } else if flags & FLAG_SPARSE == 0 {
-            let dense = r.take(Self::M)?;
-            r.finish()?;
-            if below(dense.iter().filter(|&&x| x != 0).count()) {
-                return Err(DecodeError::InvalidValue);
-            }
-            self.set_registers(dense)?;
-        } else {
-            let n = r.u32()? as usize;
-            if n > Self::M {
-                return Err(DecodeError::InvalidValue);
-            }
-            let entries = r.take(n.saturating_mul(SPARSE_ENTRY))?;
-            r.finish()?;
-            let mut next = 0u32;
-            for e in entries.chunks_exact(SPARSE_ENTRY) {
-                let (index, byte) = sparse_entry(e);
-                if index < next || index as usize >= Self::M {
-                    return Err(DecodeError::InvalidValue);
-                }
-                if byte == 0 || !Self::is_valid_register(byte) {
-                    return Err(DecodeError::InvalidValue);
-                }
-                next = index + 1;
-            }
-            if below(n) {
-                return Err(DecodeError::InvalidValue);
-            }
-            self.load(SparseExpand {
-                entries,
-                next: 0,
-                m: Self::M as u32,
-            });
-        }
-        if let Some(v) = hip.filter(|_| self.hip_tracked) {
-            self.hip_estimate = v;
-            self.hip_valid = true;
-        }
-        Ok(())
-    }
-}
-
-fn sparse_entry(e: &[u8]) -> (u32, u8) {
-    let v = le_u32(e);
-    (v >> 8, v as u8)
-}
-
-fn le_u32(e: &[u8]) -> u32 {
-    let mut w = [0u8; 4];
-    if let Some(dst) = w.get_mut(..e.len()) {
-        dst.copy_from_slice(e);
-    }
-    u32::from_le_bytes(w)
-}
-
-/// Expands validated sparse entries into `m` register bytes.
-struct SparseExpand<'a> {
-    entries: &'a [u8],
-    next: u32,
-    m: u32,
-}
-
-impl Iterator for SparseExpand<'_> {
-    type Item = u8;
-
-    fn next(&mut self) -> Option<u8> {
-        if self.next >= self.m {
-            return None;
-        }
-        let i = self.next;
-        self.next += 1;
-        match self.entries.get(..SPARSE_ENTRY).map(sparse_entry) {
-            Some((index, byte)) if index == i => {
-                self.entries = self.entries.get(SPARSE_ENTRY..).unwrap_or(&[]);
-                Some(byte)
-            }
-            _ => Some(0),
-        }
     }
 }
 
@@ -368,6 +238,8 @@ mod tests {
     extern crate std;
 
     use super::*;
+    use crate::wire::{FLAG_LIST, FLAG_SPARSE};
+    use loxo_core::wire::{Encoder, Header};
     use loxo_core::Seed;
 
     const SEED: Seed = Seed::new(3, 4);
@@ -438,7 +310,7 @@ mod tests {
             let mut h = Header::new(
                 SketchKind::Ull,
                 SEED.fingerprint(),
-                Ull::<10>::PARAMS,
+                <Ull<10> as RegisterFrame>::PARAMS,
                 (4 + 4 * entries.len()) as u32,
             );
             h.flags = flags;
@@ -456,7 +328,7 @@ mod tests {
         let mut t = Ull::<10>::new_sparse(SEED);
         t.decode_into(&buf[..n]).unwrap();
         assert_eq!(t.list_len, 3);
-        let cap = Ull::<10>::LIST_CAPACITY;
+        let cap = <Ull<10> as EntryTable>::LIST_CAPACITY;
         let too_many: std::vec::Vec<u32> = (1..=cap + 1).map(|i| i << 6 | 1).collect();
         for (i, (flags, entries)) in [
             (FLAG_LIST, &[2 << 6 | 1, 1 << 6 | 3][..]), // unordered

@@ -1,266 +1,223 @@
-//! The loxo wire format for [`Hll<P>`]: kind `hll` (5), dense or sparse payload.
+//! The loxo wire format of the register sketches, written once for [`Hll<P>`]
+//! (kind `hll`, 5), [`HllSparse<P>`] (also kind `hll`) and [`Ull<P>`] (kind `ull`,
+//! 12): the frame layout, the encoder, and a validated view of a payload
+//! ([`Payload::parse`]) that each sketch then loads ([`RegisterFrame::load`]).
 //!
 //! Layout (documented in `docs/format.md`, pinned by golden files):
 //!
-//! * params: `[P, 6 (bits per register), 0, 0]`;
+//! * params: `[P, bits per register, 0, 0]` (6 for `hll`, 8 for `ull`);
 //! * flags: bit 0 = sparse payload, bit 1 = a martingale estimate follows, bit 2 =
-//!   list payload (an [`HllSparse`](crate::HllSparse) in list mode);
+//!   list payload (a sketch in list mode: [`HllSparse`], [`Ull::new_sparse`]);
 //! * payload: the martingale estimate as an `f64` if flag bit 1, then either
-//!   * **dense**: the `0.75 · 2^P` packed register bytes, in the in-memory layout
-//!     (register `i` at bit `6·i` of a little-endian bit stream), or
-//!   * **sparse**: a `u32` count `n`, then `n` little-endian 3-byte entries
-//!     `index << 6 | rank` with strictly increasing `index` and `rank ≥ 1`, or
-//!   * **list**: a `u32` count `n ≤` [`HllSparse::LIST_CAPACITY`](crate::HllSparse::LIST_CAPACITY),
-//!     then `n` little-endian `u32` entries `index25 << 6 | rank25`, strictly
-//!     increasing (the entries of `Ull`'s sparse mode, see `ull_sparse`).
+//!   * **dense**: the register bytes in the in-memory layout (`hll`: the
+//!     `0.75 · 2^P` packed bytes, register `i` at bit `6·i` of a little-endian bit
+//!     stream; `ull`: the `2^P` register bytes), or
+//!   * **sparse**: a `u32` count `n`, then `n` little-endian entries
+//!     `index << bits | register` with strictly increasing `index` and a non-zero
+//!     register (`hll`: 3 bytes, `ull`: 4 bytes), or
+//!   * **list**: a `u32` count `n` (at most the sketch's list capacity), then `n`
+//!     little-endian `u32` entries `index25 << 6 | rank25`, strictly increasing
+//!     (see `entry`).
 //!
-//! An `Hll` picks whichever register payload is shorter (sparse when fewer than
-//! `m / 4 − 1` registers are non-zero); it reads a list as the registers of the
-//! same keys.
+//! A sketch in list mode writes the list; otherwise the encoder picks whichever
+//! register payload is shorter (sparse when fewer than about `m / 4` registers are
+//! non-zero). Any decoder reads all three: a list into registers becomes the
+//! registers of the same keys.
 
 use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
 use loxo_core::{DecodeError, EncodeError};
 
-use crate::hll_sparse::list_estimate;
-use crate::precision::{Precision, SupportedPrecision};
-use crate::registers;
-use crate::ull_sparse::is_valid_entry;
-use crate::{Hll, HllSparse};
+use crate::entry::{is_valid_entry, le_u32};
 
-/// Flag bit: the payload holds sparse entries instead of packed registers.
-const FLAG_SPARSE: u8 = 1;
+/// Flag bit: the payload holds sparse entries instead of the register bytes.
+pub(crate) const FLAG_SPARSE: u8 = 1;
 /// Flag bit: the payload starts with the martingale estimate.
 pub(crate) const FLAG_MARTINGALE: u8 = 2;
-/// Flag bit: the payload is the list of an [`HllSparse`] in list mode.
+/// Flag bit: the payload is a list of entries (a sketch in list mode).
 pub(crate) const FLAG_LIST: u8 = 4;
 /// Bytes per list entry (`index25 << 6 | rank25`, a `u32`).
-pub(crate) const LIST_ENTRY: usize = 4;
+const LIST_ENTRY: usize = 4;
 
-/// A validated list payload: the martingale value, if any, and the entries' bytes.
-pub(crate) type ListPayload<'a> = (Option<f64>, &'a [u8]);
-/// Bytes per sparse entry (`index << 6 | rank`, 24 bits).
-const SPARSE_ENTRY: usize = 3;
+/// What a register sketch tells the shared frame code: its geometry, what it
+/// holds now (to encode), and how it loads a validated payload (to decode).
+pub(crate) trait RegisterFrame {
+    /// The frame's kind.
+    const KIND: SketchKind;
+    /// The frame's parameters, `[P, bits per register, 0, 0]`.
+    const PARAMS: [u32; 4];
+    /// Number of registers, `m`.
+    const M: usize;
+    /// Bytes of the dense payload.
+    const DENSE_LEN: usize;
+    /// Bits of the register value in a sparse entry (`index << bits | value`).
+    const VALUE_BITS: u32;
+    /// Bytes per sparse entry (the low bytes of the little-endian `u32`).
+    const SPARSE_ENTRY: usize;
+    /// Most entries a list frame may hold.
+    const LIST_CAPACITY: u32;
 
-impl<const P: u8> Hll<P>
-where
-    Precision<P>: SupportedPrecision,
-{
-    pub(crate) const PARAMS: [u32; 4] = [P as u32, registers::BITS, 0, 0];
+    /// Whether `r` is a register value a sketch of this kind and precision holds.
+    fn is_valid_register(r: u8) -> bool;
+    /// The register values of a dense payload of [`DENSE_LEN`](Self::DENSE_LEN)
+    /// bytes, in index order.
+    fn dense_values(bytes: &[u8]) -> impl Iterator<Item = u8> + Clone + '_;
+    /// The least martingale value the keys of a validated list can have produced
+    /// (each change of the sketch's state adds at least 1 to it).
+    fn list_floor(list: ListEntries<'_>) -> usize;
 
-    fn non_zero(&self) -> usize {
-        Self::M - self.hist[0] as usize
-    }
+    /// The martingale estimate to write, if any.
+    fn martingale(&self) -> Option<f64>;
+    /// The number of entries, in list mode.
+    fn list_count(&self) -> Option<u32>;
+    /// The list's entries in increasing order (list mode).
+    fn list_sorted(&self) -> impl Iterator<Item = u32> + '_;
+    /// Registers that are not 0 (not in list mode).
+    fn non_zero(&self) -> usize;
+    /// The register values in index order (not in list mode).
+    fn values(&self) -> impl Iterator<Item = u8> + '_;
+    /// The dense payload: the register bytes (not in list mode).
+    fn dense_bytes(&self) -> &[u8];
 
-    fn sparse_payload_len(&self) -> usize {
-        4 + SPARSE_ENTRY * self.non_zero()
-    }
+    /// Replaces the sketch with a validated payload.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the sketch's own loader refuses; `self` is then unchanged.
+    fn load(&mut self, payload: Payload<'_>) -> Result<(), DecodeError>;
+}
 
-    fn header(&self, fingerprint: u64) -> Header {
-        let sparse = self.sparse_payload_len() < Self::REGISTER_BYTES;
-        let mut payload = if sparse {
-            self.sparse_payload_len()
+/// The header of the frame `s` encodes to now.
+fn header<S: RegisterFrame>(s: &S, fingerprint: u64) -> Header {
+    let (mut flags, mut payload) = if let Some(n) = s.list_count() {
+        (FLAG_LIST, 4 + LIST_ENTRY * n as usize)
+    } else {
+        let sparse_len = 4 + S::SPARSE_ENTRY * s.non_zero();
+        if sparse_len < S::DENSE_LEN {
+            (FLAG_SPARSE, sparse_len)
         } else {
-            Self::REGISTER_BYTES
-        };
-        let mut flags = 0;
-        if sparse {
-            flags |= FLAG_SPARSE;
+            (0, S::DENSE_LEN)
         }
-        if self.hip_valid {
-            flags |= FLAG_MARTINGALE;
-            payload += 8;
+    };
+    if s.martingale().is_some() {
+        flags |= FLAG_MARTINGALE;
+        payload += 8;
+    }
+    let mut h = Header::new(S::KIND, fingerprint, S::PARAMS, payload as u32);
+    h.flags = flags;
+    h
+}
+
+/// Length in bytes of the frame [`encode`] writes for `s` now.
+pub(crate) fn encoded_len<S: RegisterFrame>(s: &S) -> usize {
+    wire::frame_len(header(s, 0).payload_len as usize)
+}
+
+/// Writes `s` as a frame under `fingerprint`; returns the bytes written.
+///
+/// # Errors
+///
+/// [`EncodeError::BufferTooSmall`] if `buf` is shorter than [`encoded_len`];
+/// nothing is written then.
+pub(crate) fn encode<S: RegisterFrame>(
+    s: &S,
+    buf: &mut [u8],
+    fingerprint: u64,
+) -> Result<usize, EncodeError> {
+    let header = header(s, fingerprint);
+    let mut enc = Encoder::new(buf, &header)?;
+    if let Some(v) = s.martingale() {
+        enc.put(&v.to_le_bytes());
+    }
+    if header.flags & FLAG_LIST != 0 {
+        enc.put_u32(s.list_count().unwrap_or(0));
+        for e in s.list_sorted() {
+            enc.put_u32(e);
         }
-        let mut h = Header::new(SketchKind::Hll, fingerprint, Self::PARAMS, payload as u32);
-        h.flags = flags;
-        h
-    }
-
-    /// Length in bytes of the frame [`encode_into`](Self::encode_into) writes now
-    /// (it depends on how many registers are non-zero: at most
-    /// `36 + 8 + 0.75 · 2^P + 4` bytes, 12 336 at `P = 14`).
-    #[must_use]
-    pub fn encoded_len(&self) -> usize {
-        wire::frame_len(self.header(0).payload_len as usize)
-    }
-
-    /// Serializes the sketch into `buf` in the loxo wire format (see
-    /// `docs/format.md`) and returns the number of bytes written. No allocation;
-    /// the sparse payload is chosen when it is shorter than the dense one.
-    ///
-    /// ```
-    /// use loxo_core::Seed;
-    /// use loxo_hll::Hll;
-    ///
-    /// let seed = Seed::new(7, 8);
-    /// let mut hll = Hll::<12>::new(seed);
-    /// for i in 0..100u32 {
-    ///     hll.insert(&i.to_le_bytes());
-    /// }
-    /// let mut buf = [0u8; 4096];
-    /// let n = hll.encode_into(&mut buf)?;
-    /// assert_eq!(n, hll.encoded_len());
-    /// assert!(n < 400); // sparse: 100 registers, 3 bytes each
-    ///
-    /// let mut back = Hll::<12>::new(seed);
-    /// back.decode_into(&buf[..n])?;
-    /// assert_eq!(back, hll);
-    /// # Ok::<(), Box<dyn core::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`EncodeError::BufferTooSmall`] if `buf` is shorter than
-    /// [`encoded_len`](Self::encoded_len); nothing is written then.
-    pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        self.encode_into_with_fingerprint(buf, self.seed.fingerprint())
-    }
-
-    /// Like [`encode_into`](Self::encode_into), but writes `fingerprint` as the
-    /// frame's seed fingerprint: for collectors that merged frames with
-    /// [`decode_into_any_seed`](Self::decode_into_any_seed) and never learnt the
-    /// devices' seed.
-    ///
-    /// # Errors
-    ///
-    /// [`EncodeError::BufferTooSmall`] as for [`encode_into`](Self::encode_into).
-    pub fn encode_into_with_fingerprint(
-        &self,
-        buf: &mut [u8],
-        fingerprint: u64,
-    ) -> Result<usize, EncodeError> {
-        let header = self.header(fingerprint);
-        let mut enc = Encoder::new(buf, &header)?;
-        if header.flags & FLAG_MARTINGALE != 0 {
-            enc.put(&self.hip_estimate.to_le_bytes());
-        }
-        if header.flags & FLAG_SPARSE != 0 {
-            enc.put_u32(self.non_zero() as u32);
-            for (i, r) in self.registers().enumerate() {
-                if r != 0 {
-                    let e = (i as u32) << registers::BITS | u32::from(r);
-                    enc.put(&e.to_le_bytes()[..SPARSE_ENTRY]);
-                }
+    } else if header.flags & FLAG_SPARSE != 0 {
+        enc.put_u32(s.non_zero() as u32);
+        for (i, r) in s.values().enumerate() {
+            if r != 0 {
+                let e = (i as u32) << S::VALUE_BITS | u32::from(r);
+                enc.put(&e.to_le_bytes()[..S::SPARSE_ENTRY]);
             }
-        } else {
-            enc.put(self.registers.as_ref());
         }
-        Ok(enc.finish())
+    } else {
+        enc.put(s.dense_bytes());
     }
+    Ok(enc.finish())
+}
 
-    /// Replaces this sketch with the one serialized in `bytes`, which must be an
-    /// `hll` frame of the same precision hashed with the same seed. A list frame
-    /// (an [`HllSparse`] in list mode, flag bit 2) becomes the registers of the
-    /// same keys.
-    ///
-    /// Validates everything before writing: on error `self` is unchanged.
+/// Replaces `s` with the sketch serialized in `bytes`, a frame of its kind and
+/// parameters; with `seed_fingerprint`, only one made under that seed. Validates
+/// everything before writing: on error `s` is unchanged. Returns the frame's
+/// seed fingerprint.
+///
+/// # Errors
+///
+/// The envelope's errors (see [`Frame::parse`]); [`DecodeError::WrongKind`];
+/// [`DecodeError::ParameterMismatch`]; [`DecodeError::SeedMismatch`]; those of
+/// [`Payload::parse`] and of the sketch's loader.
+pub(crate) fn decode<S: RegisterFrame>(
+    s: &mut S,
+    bytes: &[u8],
+    seed_fingerprint: Option<u64>,
+) -> Result<u64, DecodeError> {
+    let frame = Frame::parse(bytes)?;
+    frame.header().expect(S::KIND, S::PARAMS)?;
+    let fingerprint = frame.header().seed_fingerprint;
+    if seed_fingerprint.is_some_and(|f| f != fingerprint) {
+        return Err(DecodeError::SeedMismatch);
+    }
+    s.load(Payload::parse::<S>(&frame)?)?;
+    Ok(fingerprint)
+}
+
+/// A register-sketch payload, validated: whatever a loader reads from it is a
+/// state some sketch of that kind and precision could be in.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Payload<'a> {
+    /// The martingale estimate: finite, non-negative and at least the least value
+    /// the registers (or the list) imply.
+    pub(crate) martingale: Option<f64>,
+    /// The registers or the list.
+    pub(crate) body: Body<'a>,
+}
+
+/// The payload after the martingale value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Body<'a> {
+    /// The register bytes, every value valid.
+    Dense(&'a [u8]),
+    /// Sparse entries: strictly increasing indices below `m`, non-zero valid values.
+    Sparse(SparseEntries<'a>),
+    /// List entries: strictly increasing entries a digest can produce, at most the
+    /// list capacity.
+    List(ListEntries<'a>),
+}
+
+impl<'a> Payload<'a> {
+    /// Validates the payload of `frame` (whose header matches `S`'s kind and
+    /// parameters).
     ///
     /// # Errors
     ///
-    /// The envelope's errors (see [`Frame::parse`]); [`DecodeError::WrongKind`];
-    /// [`DecodeError::ParameterMismatch`] for another precision;
-    /// [`DecodeError::SeedMismatch`] for another seed;
-    /// [`DecodeError::InvalidValue`] for unknown flags, a register above
-    /// `64 − P + 1`, unordered or out-of-range sparse entries, a negative or
-    /// non-finite martingale estimate or one below the number of non-zero registers
-    /// (each register change adds at least 1 to it), a list longer than
-    /// [`HllSparse::LIST_CAPACITY`] or with entries not strictly increasing or no
-    /// digest produces, or a payload length that does not match.
-    pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        frame.header().expect(SketchKind::Hll, Self::PARAMS)?;
-        if frame.header().seed_fingerprint != self.seed.fingerprint() {
-            return Err(DecodeError::SeedMismatch);
-        }
-        self.decode_frame(&frame)
-    }
-
-    /// Like [`decode_into`](Self::decode_into) but without the seed check: decodes
-    /// the registers of a frame made under any seed and returns that frame's seed
-    /// fingerprint. For collectors (such as `loxo merge`) that combine sketches of
-    /// devices whose seed they do not know: merge only frames with equal
-    /// fingerprints, and never insert keys into a sketch decoded this way (it
-    /// would hash them with this sketch's own seed).
-    ///
-    /// # Errors
-    ///
-    /// As [`decode_into`](Self::decode_into), except `SeedMismatch`.
-    pub fn decode_into_any_seed(&mut self, bytes: &[u8]) -> Result<u64, DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        frame.header().expect(SketchKind::Hll, Self::PARAMS)?;
-        self.decode_frame(&frame)?;
-        Ok(frame.header().seed_fingerprint)
-    }
-
-    /// The list payload of `frame`, validated, if it has one (flag bit 2): the
-    /// martingale value and the entries' bytes. Shared by `Hll` (which applies the
-    /// entries to its registers) and [`HllSparse`] (which keeps them).
-    pub(crate) fn list_payload<'a>(
-        frame: &Frame<'a>,
-    ) -> Result<Option<ListPayload<'a>>, DecodeError> {
+    /// [`DecodeError::InvalidValue`] for unknown flags or the sparse and list bits
+    /// together, a negative or non-finite martingale estimate or one below the
+    /// least value the registers imply (each register change adds at least 1 to
+    /// it), a register value a sketch of this precision cannot hold, unordered or
+    /// out-of-range sparse entries, a list longer than the capacity or with
+    /// entries not strictly increasing or no digest produces;
+    /// [`DecodeError::Truncated`] / [`DecodeError::TrailingBytes`] for a payload
+    /// length that does not match.
+    pub(crate) fn parse<S: RegisterFrame>(frame: &Frame<'a>) -> Result<Self, DecodeError> {
         let flags = frame.header().flags;
-        if flags & FLAG_LIST == 0 {
-            return Ok(None);
-        }
-        if flags & !(FLAG_LIST | FLAG_MARTINGALE) != 0 {
+        if flags & !(FLAG_SPARSE | FLAG_MARTINGALE | FLAG_LIST) != 0
+            || flags & (FLAG_SPARSE | FLAG_LIST) == FLAG_SPARSE | FLAG_LIST
+        {
             return Err(DecodeError::InvalidValue);
         }
         let mut r = frame.reader();
-        let hip = if flags & FLAG_MARTINGALE == 0 {
-            None
-        } else {
-            let v = f64::from_le_bytes(r.array::<8>()?);
-            if !v.is_finite() || v < 0.0 {
-                return Err(DecodeError::InvalidValue);
-            }
-            Some(v)
-        };
-        let n = r.u32()?;
-        if n > HllSparse::<P>::LIST_CAPACITY {
-            return Err(DecodeError::InvalidValue);
-        }
-        let entries = r.take(n as usize * LIST_ENTRY)?;
-        r.finish()?;
-        // Strictly increasing (so distinct) entries a digest can produce; the
-        // martingale counts at least one key per entry.
-        let mut prev = 0u32;
-        for e in entries.chunks_exact(LIST_ENTRY).map(le_u32) {
-            if e <= prev || !is_valid_entry(e) {
-                return Err(DecodeError::InvalidValue);
-            }
-            prev = e;
-        }
-        if hip.is_some_and(|v| v < f64::from(n)) {
-            return Err(DecodeError::InvalidValue);
-        }
-        Ok(Some((hip, entries)))
-    }
-
-    pub(crate) fn decode_frame(&mut self, frame: &Frame<'_>) -> Result<(), DecodeError> {
-        if let Some((hip, entries)) = Self::list_payload(frame)? {
-            // The registers the listed keys build (each entry determines its key's
-            // register update at this precision), then the martingale as below.
-            self.registers.as_mut().fill(0);
-            for e in entries.chunks_exact(LIST_ENTRY).map(le_u32) {
-                let (i, rank) = HllSparse::<P>::entry_register(e);
-                if rank > registers::get(self.registers.as_ref(), i) {
-                    registers::set(self.registers.as_mut(), i, rank);
-                }
-            }
-            self.recount();
-            // A list's martingale is its estimate, determined by the count (as
-            // `HllSparse` reads it); the frame's value only says there is one.
-            self.hip_valid = hip.is_some() && self.hip_tracked;
-            if self.hip_valid {
-                self.hip_estimate = list_estimate(entries.len() as u32 / LIST_ENTRY as u32);
-            }
-            return Ok(());
-        }
-        let flags = frame.header().flags;
-        if flags & !(FLAG_SPARSE | FLAG_MARTINGALE) != 0 {
-            return Err(DecodeError::InvalidValue);
-        }
-        let mut r = frame.reader();
-        let hip = if flags & FLAG_MARTINGALE == 0 {
+        let martingale = if flags & FLAG_MARTINGALE == 0 {
             None
         } else {
             let v = f64::from_le_bytes(r.array::<8>()?);
@@ -270,32 +227,55 @@ where
             Some(v)
         };
         // Every register change adds at least 1 to the martingale (a change has
-        // probability at most 1), so a real one is at least the number of non-zero
-        // registers; checked before anything is written.
-        let below = |non_zero: usize| hip.is_some_and(|v| v < non_zero as f64);
-        if flags & FLAG_SPARSE == 0 {
-            let dense = r.take(Self::REGISTER_BYTES)?;
-            r.finish()?;
-            if below(registers::Registers::new(dense).filter(|&x| x != 0).count()) {
+        // probability at most 1), so a real one is at least the number of changes
+        // the registers imply; checked before anything is written.
+        let below = |floor: usize| martingale.is_some_and(|v| v < floor as f64);
+        let body = if flags & FLAG_LIST != 0 {
+            let n = r.u32()?;
+            if n > S::LIST_CAPACITY {
                 return Err(DecodeError::InvalidValue);
             }
-            // `set_registers` validates every value before it writes anything.
-            self.set_registers(registers::Registers::new(dense))?;
-        } else {
-            let n = r.u32()? as usize;
-            if n > Self::M {
-                return Err(DecodeError::InvalidValue);
-            }
-            let entries = r.take(n.saturating_mul(SPARSE_ENTRY))?;
+            let list = ListEntries(r.take(n as usize * LIST_ENTRY)?);
             r.finish()?;
-            // Validate: strictly increasing indices below m, ranks in 1..=MAX_RANK.
-            let mut next = 0u32;
-            for e in entries.chunks_exact(SPARSE_ENTRY) {
-                let (index, rank) = sparse_entry(e);
-                if index < next || index as usize >= Self::M {
+            let mut prev = 0u32;
+            for e in list.iter() {
+                if e <= prev || !is_valid_entry(e) {
                     return Err(DecodeError::InvalidValue);
                 }
-                if rank == 0 || rank > Self::MAX_RANK {
+                prev = e;
+            }
+            if below(S::list_floor(list)) {
+                return Err(DecodeError::InvalidValue);
+            }
+            Body::List(list)
+        } else if flags & FLAG_SPARSE == 0 {
+            let dense = r.take(S::DENSE_LEN)?;
+            r.finish()?;
+            let mut non_zero = 0;
+            for v in S::dense_values(dense) {
+                non_zero += usize::from(v != 0);
+            }
+            if below(non_zero) || !S::dense_values(dense).all(S::is_valid_register) {
+                return Err(DecodeError::InvalidValue);
+            }
+            Body::Dense(dense)
+        } else {
+            let n = r.u32()? as usize;
+            if n > S::M {
+                return Err(DecodeError::InvalidValue);
+            }
+            let sparse = SparseEntries {
+                bytes: r.take(n.saturating_mul(S::SPARSE_ENTRY))?,
+                entry: S::SPARSE_ENTRY,
+                value_bits: S::VALUE_BITS,
+            };
+            r.finish()?;
+            let mut next = 0u32;
+            for (index, value) in sparse.iter() {
+                if index < next || index as usize >= S::M {
+                    return Err(DecodeError::InvalidValue);
+                }
+                if value == 0 || !S::is_valid_register(value) {
                     return Err(DecodeError::InvalidValue);
                 }
                 next = index + 1;
@@ -303,45 +283,58 @@ where
             if below(n) {
                 return Err(DecodeError::InvalidValue);
             }
-            self.set_registers(SparseExpand {
-                entries,
-                next: 0,
-                m: Self::M as u32,
-            })?;
-        }
-        if let Some(v) = hip.filter(|_| self.hip_tracked) {
-            self.hip_estimate = v;
-            self.hip_sum = self
-                .registers()
-                .map(Self::hip_term)
-                .fold(0u64, u64::wrapping_add);
-            self.hip_valid = true;
-        }
-        Ok(())
+            Body::Sparse(sparse)
+        };
+        Ok(Self { martingale, body })
     }
 }
 
-pub(crate) fn le_u32(e: &[u8]) -> u32 {
-    let mut w = [0u8; 4];
-    if let Some(dst) = w.get_mut(..e.len()) {
-        dst.copy_from_slice(e);
+/// The validated entries of a list payload.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ListEntries<'a>(&'a [u8]);
+
+impl ListEntries<'_> {
+    /// Number of entries.
+    pub(crate) fn len(&self) -> u32 {
+        (self.0.len() / LIST_ENTRY) as u32
     }
-    u32::from_le_bytes(w)
+
+    /// The entries, in increasing order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.chunks_exact(LIST_ENTRY).map(le_u32)
+    }
 }
 
-fn sparse_entry(e: &[u8]) -> (u32, u8) {
-    let mut w = [0u8; 4];
-    if let Some(dst) = w.get_mut(..e.len()) {
-        dst.copy_from_slice(e);
+/// The validated entries of a sparse payload.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SparseEntries<'a> {
+    bytes: &'a [u8],
+    entry: usize,
+    value_bits: u32,
+}
+
+impl<'a> SparseEntries<'a> {
+    fn iter(&self) -> impl Iterator<Item = (u32, u8)> + 'a {
+        let (bits, mask) = (self.value_bits, (1u32 << self.value_bits) - 1);
+        self.bytes
+            .chunks_exact(self.entry)
+            .map(move |e| (le_u32(e) >> bits, (le_u32(e) & mask) as u8))
     }
-    let v = u32::from_le_bytes(w);
-    (v >> registers::BITS, (v & 63) as u8)
+
+    /// The `m` register values the entries stand for (0 between them).
+    pub(crate) fn expand(self, m: usize) -> SparseExpand<'a> {
+        SparseExpand {
+            entries: self,
+            next: 0,
+            m: m as u32,
+        }
+    }
 }
 
 /// Expands validated sparse entries into `m` register values.
 #[derive(Clone)]
-struct SparseExpand<'a> {
-    entries: &'a [u8],
+pub(crate) struct SparseExpand<'a> {
+    entries: SparseEntries<'a>,
     next: u32,
     m: u32,
 }
@@ -355,10 +348,11 @@ impl Iterator for SparseExpand<'_> {
         }
         let i = self.next;
         self.next += 1;
-        match self.entries.get(..SPARSE_ENTRY).map(sparse_entry) {
-            Some((index, rank)) if index == i => {
-                self.entries = self.entries.get(SPARSE_ENTRY..).unwrap_or(&[]);
-                Some(rank)
+        match self.entries.iter().next() {
+            Some((index, value)) if index == i => {
+                let rest = self.entries.bytes.get(self.entries.entry..);
+                self.entries.bytes = rest.unwrap_or(&[]);
+                Some(value)
             }
             _ => Some(0),
         }
