@@ -240,10 +240,45 @@ impl std::ops::DerefMut for AnyHll {
 
 /// Reads a whole sketch file.
 ///
+/// A file that does not start with the loxo magic is refused here, naming what it
+/// looks like (a pcap or pcapng capture, text, a loxo sketch's neighbour bytes) and
+/// what reads it, instead of the decoder's bare "bad magic".
+///
 /// # Errors
-/// I/O errors, with the path.
+/// I/O errors, with the path; a file that is not a loxo sketch.
 pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
+    let bytes =
+        std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    if let Some(what) = not_a_sketch(&bytes) {
+        bail!(
+            "{}: not a loxo sketch: {what}; `loxo inspect`, `merge` and `export` read loxo sketch files",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
+/// What a file is when it is not a loxo sketch (it has at least the four bytes of a
+/// magic number and they are not loxo's), or `None`.
+#[must_use]
+pub fn not_a_sketch(bytes: &[u8]) -> Option<String> {
+    let magic: [u8; 4] = *bytes.first_chunk()?;
+    if magic == loxo_core::wire::MAGIC {
+        return None;
+    }
+    // pcap: 0xa1b2c3d4 (µs) or 0xa1b23c4d (ns), in either byte order; pcapng: the
+    // section header block type 0x0a0d0d0a.
+    let capture = match u32::from_le_bytes(magic) {
+        0xa1b2_c3d4 | 0xd4c3_b2a1 | 0xa1b2_3c4d | 0x4d3c_b2a1 => Some("pcap"),
+        0x0a0d_0d0a => Some("pcapng"),
+        _ => None,
+    };
+    Some(match capture {
+        Some(format) => {
+            format!("this is a {format} capture; `loxo top` and `loxo replay` read captures")
+        }
+        None => crate::capture::describe_head(bytes.get(..16).unwrap_or(bytes)),
+    })
 }
 
 /// A human-readable description of any loxo frame: the envelope, then what the

@@ -124,6 +124,41 @@ fn a_file_that_is_not_a_capture_is_described_by_its_first_bytes() {
     }
 }
 
+/// `loxo inspect`, `merge` and `export` handed a capture or text name what they were
+/// given and what reads it, not the decoder's "bad magic".
+#[test]
+fn a_file_that_is_not_a_sketch_is_named() {
+    let d = dir("first-use-not-a-sketch");
+    let pcap = d.join("trace.pcap");
+    let o = loxo(&["gen", "-n", "10", "-o", pcap.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = d.join("truth.csv");
+    std::fs::write(&csv, b"frame,len,ip_len,expected\n").unwrap();
+    let out = d.join("merged.loxo");
+    for (file, says) in [
+        (
+            &pcap,
+            "this is a pcap capture; `loxo top` and `loxo replay` read captures",
+        ),
+        (&csv, "it is text, starting \"frame,len,ip_len"),
+    ] {
+        let f = file.to_str().unwrap();
+        for args in [
+            vec!["inspect", f],
+            vec!["merge", "-o", out.to_str().unwrap(), f],
+            vec!["export", "--hyll", d.join("h.bin").to_str().unwrap(), f],
+        ] {
+            let o = loxo(&args);
+            assert!(!o.status.success(), "{args:?}");
+            let err = stderr(&o);
+            assert!(err.contains("not a loxo sketch"), "{args:?}: {err}");
+            assert!(err.contains(says), "{args:?}: {err}");
+            assert!(!err.contains("expected magic"), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        }
+    }
+}
+
 #[test]
 fn every_subcommand_help_ends_with_examples() {
     let out = loxo(&["--help"]);
