@@ -460,11 +460,18 @@ where
             }
             count += 1;
             if count > Self::M {
-                return Err(DecodeError::ParameterMismatch);
+                // `found` is the count seen when the excess was noticed: at least M + 1.
+                return Err(DecodeError::ParameterMismatch {
+                    expected: Self::M as u32,
+                    found: count as u32,
+                });
             }
         }
         if count != Self::M {
-            return Err(DecodeError::ParameterMismatch);
+            return Err(DecodeError::ParameterMismatch {
+                expected: Self::M as u32,
+                found: count as u32,
+            });
         }
         let mut hist = [0u32; HIST_LEN];
         for (i, r) in regs.enumerate() {
@@ -846,11 +853,17 @@ mod tests {
         let before = h.clone();
         assert_eq!(
             h.set_registers([1u8; 15]),
-            Err(DecodeError::ParameterMismatch)
+            Err(DecodeError::ParameterMismatch {
+                expected: 16,
+                found: 15
+            })
         );
         assert_eq!(
             h.set_registers([1u8; 17]),
-            Err(DecodeError::ParameterMismatch)
+            Err(DecodeError::ParameterMismatch {
+                expected: 16,
+                found: 17
+            })
         );
         let mut bad = [1u8; 16];
         bad[15] = 62; // 64 − 4 + 1 = 61 is the maximum

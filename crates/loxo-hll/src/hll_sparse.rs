@@ -608,7 +608,10 @@ where
         let frame = Frame::parse(bytes)?;
         frame.header().expect(SketchKind::Hll, Hll::<P>::PARAMS)?;
         if frame.header().seed_fingerprint != self.inner.seed.fingerprint() {
-            return Err(DecodeError::SeedMismatch);
+            return Err(DecodeError::SeedMismatch {
+                expected: self.inner.seed.fingerprint(),
+                found: frame.header().seed_fingerprint,
+            });
         }
         self.decode_frame(&frame)
     }
@@ -1025,7 +1028,10 @@ mod tests {
         assert_eq!(back.estimate_martingale(), None);
         assert_eq!(back, a);
         let mut other = HllSparse::<10>::new(Seed::new(3, 3));
-        assert_eq!(other.decode_into(&bytes), Err(DecodeError::SeedMismatch));
+        assert!(matches!(
+            other.decode_into(&bytes),
+            Err(DecodeError::SeedMismatch { .. })
+        ));
         assert_eq!(other.decode_into_any_seed(&bytes), Ok(SEED.fingerprint()));
         assert_eq!(other.list_len(), 1);
     }

@@ -169,7 +169,10 @@ where
         let frame = Frame::parse(bytes)?;
         frame.header().expect(SketchKind::Hll, Self::PARAMS)?;
         if frame.header().seed_fingerprint != self.seed.fingerprint() {
-            return Err(DecodeError::SeedMismatch);
+            return Err(DecodeError::SeedMismatch {
+                expected: self.seed.fingerprint(),
+                found: frame.header().seed_fingerprint,
+            });
         }
         self.decode_frame(&frame)
     }
