@@ -10,6 +10,7 @@
 #![no_main]
 
 mod board;
+mod cost_hist;
 #[cfg(feature = "costs")]
 mod costs;
 mod net;
@@ -56,9 +57,11 @@ struct Totals {
     epochs: u32,
     /// Frames the host sent that never arrived (from SYNC's running count).
     lost: u32,
-    /// Sum and max of SysTick ticks spent in the monitor per frame.
-    ticks_sum: u64,
-    ticks_max: u32,
+    /// SysTick ticks spent in the monitor per frame: their distribution.
+    cost: cost_hist::CostHistogram,
+    /// Ticks spent closing each epoch (report, IPFIX, sketch datagrams): sum, max.
+    epoch_end_ticks_sum: u64,
+    epoch_end_ticks_max: u32,
 }
 
 /// The receive buffer and the monitor live in statics, not on the stack, so
@@ -271,14 +274,14 @@ fn main() -> ! {
         let t0 = ticks.now();
         let epoch_over = monitor.feed_as(frame, CONFIG.byte_weight);
         let dt = Ticks::elapsed(t0, ticks.now());
-        totals.ticks_sum += u64::from(dt);
-        totals.ticks_max = totals.ticks_max.max(dt);
+        totals.cost.record(dt);
         totals.frames += 1;
         totals.bytes += len as u64;
         if net.busy() && totals.frames % 64 == 0 {
             net.pump(&mut nic, &ticks);
         }
         if epoch_over {
+            let t0 = ticks.now();
             nic.update_drop_counter();
             export.close(
                 monitor,
@@ -288,6 +291,9 @@ fn main() -> ! {
                 &mut totals,
                 &mut led,
             );
+            let dt = Ticks::elapsed(t0, ticks.now());
+            totals.epoch_end_ticks_sum += u64::from(dt);
+            totals.epoch_end_ticks_max = totals.epoch_end_ticks_max.max(dt);
         }
     }
 }
@@ -634,11 +640,17 @@ fn finish(
         monitor.memory_bytes(),
         core::mem::size_of::<Report>()
     );
-    let frames = u64::from(t.frames.max(1));
+    let frames = t.cost.frames().max(1);
+    let insns = |ticks: u32| ticks * INSNS_PER_TICK;
     defmt::info!(
-        "cost: insns_per_frame_mean={=u64} insns_per_frame_max={=u32} (resolution {=u32} insns)",
-        t.ticks_sum * u64::from(INSNS_PER_TICK) / frames,
-        t.ticks_max * INSNS_PER_TICK,
+        "cost: insns_per_frame_mean={=u64} insns_per_frame_max={=u32} insns_per_frame_p50={=u32} insns_per_frame_p99={=u32} insns_per_frame_p999={=u32} epoch_end_insns_mean={=u64} epoch_end_insns_max={=u32} (resolution {=u32} insns)",
+        t.cost.sum() * u64::from(INSNS_PER_TICK) / frames,
+        insns(t.cost.max()),
+        insns(t.cost.percentile(500)),
+        insns(t.cost.percentile(990)),
+        insns(t.cost.percentile(999)),
+        t.epoch_end_ticks_sum * u64::from(INSNS_PER_TICK) / u64::from(t.epochs.max(1)),
+        insns(t.epoch_end_ticks_max),
         INSNS_PER_TICK
     );
     let (static_ram, stack) = board::ram_usage();

@@ -37,14 +37,32 @@ macro_rules! envelope {
             assert_eq!(target, before, "a refused decode changed the target");
         };
         refuse(edited(&buf, |b| b[7] = 1), DecodeError::InvalidValue);
-        refuse(edited(&buf, |b| b[6] = $other_kind), DecodeError::WrongKind);
+        refuse(
+            edited(&buf, |b| b[6] = $other_kind),
+            DecodeError::WrongKind {
+                expected: buf[6],
+                found: $other_kind,
+            },
+        );
         for param in 0..4 {
+            let at = 16 + 4 * param;
+            let v = u32::from_le_bytes(buf[at..at + 4].try_into().unwrap());
             refuse(
-                edited(&buf, |b| b[16 + 4 * param] ^= 1),
-                DecodeError::ParameterMismatch,
+                edited(&buf, |b| b[at] ^= 1),
+                DecodeError::ParameterMismatch {
+                    expected: v,
+                    found: v ^ 1,
+                },
             );
         }
-        refuse(edited(&buf, |b| b[8] ^= 1), DecodeError::SeedMismatch);
+        let fp = u64::from_le_bytes(buf[8..16].try_into().unwrap());
+        refuse(
+            edited(&buf, |b| b[8] ^= 1),
+            DecodeError::SeedMismatch {
+                expected: fp,
+                found: fp ^ 1,
+            },
+        );
         // One payload byte more, declared in the length field.
         refuse(
             edited(&buf, |b| {

@@ -29,18 +29,18 @@ fn cms_plain_u32() {
         f.estimate(&5u32.to_le_bytes())
     );
     // The same bytes are refused as conservative, as u16 counters, or under another seed.
-    assert_eq!(
+    assert!(matches!(
         CmsCu::<32, 3>::new(SEED).decode_into(&bytes),
-        Err(DecodeError::WrongKind)
-    );
-    assert_eq!(
+        Err(DecodeError::WrongKind { .. })
+    ));
+    assert!(matches!(
         Cms::<32, 3, u16>::new(SEED).decode_into(&bytes),
-        Err(DecodeError::ParameterMismatch)
-    );
-    assert_eq!(
+        Err(DecodeError::ParameterMismatch { .. })
+    ));
+    assert!(matches!(
         Cms::<32, 3>::new(Seed::new(1, 1)).decode_into(&bytes),
-        Err(DecodeError::SeedMismatch)
-    );
+        Err(DecodeError::SeedMismatch { .. })
+    ));
 }
 
 #[test]
@@ -121,8 +121,8 @@ fn heavy_keeper_of_flow_keys() {
         f.estimate(&key, SEED.hash(&key)),
         back.estimate(&key, SEED.hash(&key))
     );
-    assert_eq!(
+    assert!(matches!(
         HeavyKeeper::<16, 2, 4, FlowKey>::new(0).decode_into(&Seed::new(9, 9), &stored),
-        Err(DecodeError::SeedMismatch)
-    );
+        Err(DecodeError::SeedMismatch { .. })
+    ));
 }

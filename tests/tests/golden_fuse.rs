@@ -91,17 +91,27 @@ fn binary_fuse16() {
 fn refusals() {
     let g8 = std::fs::read(loxo_tests::golden::path("binary_fuse8.bin")).unwrap();
     let g16 = std::fs::read(loxo_tests::golden::path("binary_fuse16.bin")).unwrap();
+    // The identity checks say what they expected and what they found.
     assert_eq!(
         BinaryFuse16::from_bytes(&g8, SEED).err(),
-        Some(DecodeError::ParameterMismatch)
+        Some(DecodeError::ParameterMismatch {
+            expected: 16,
+            found: 8
+        })
     );
     assert_eq!(
         BinaryFuse8::from_bytes(&g16, SEED).err(),
-        Some(DecodeError::ParameterMismatch)
+        Some(DecodeError::ParameterMismatch {
+            expected: 8,
+            found: 16
+        })
     );
     assert_eq!(
         BinaryFuse8::from_bytes(&g8, Seed::new(1, 2)).err(),
-        Some(DecodeError::SeedMismatch)
+        Some(DecodeError::SeedMismatch {
+            expected: Seed::new(1, 2).fingerprint(),
+            found: SEED.fingerprint()
+        })
     );
     let edit = |at: usize, value: &[u8]| {
         let mut b = g8.clone();
@@ -113,10 +123,19 @@ fn refusals() {
     assert_eq!(edit(4, &[1, 0]), Some(DecodeError::UnsupportedVersion(1)));
     assert_eq!(
         edit(6, &[SketchKind::Cuckoo as u8]),
-        Some(DecodeError::WrongKind)
+        Some(DecodeError::WrongKind {
+            expected: SketchKind::BinaryFuse as u8,
+            found: SketchKind::Cuckoo as u8
+        })
     );
     assert_eq!(edit(7, &[1]), Some(DecodeError::InvalidValue)); // flags
-    assert_eq!(edit(20, &[4]), Some(DecodeError::ParameterMismatch)); // arity 4
+    assert_eq!(
+        edit(20, &[4]),
+        Some(DecodeError::ParameterMismatch {
+            expected: 3,
+            found: 4
+        })
+    ); // arity 4
     assert_eq!(edit(24, &[3]), Some(DecodeError::InvalidValue)); // segment length 3
     assert_eq!(edit(28, &[60]), Some(DecodeError::InvalidValue)); // not a multiple
     assert_eq!(edit(28, &[32]), Some(DecodeError::TrailingBytes)); // fewer slots

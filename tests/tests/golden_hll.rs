@@ -77,10 +77,16 @@ fn golden_files_refuse_other_targets() {
     // Another precision, another seed: refused, target unchanged.
     let mut p12 = fed::<12>(10, 0);
     let before = p12.clone();
-    assert_eq!(p12.decode_into(&bytes), Err(DecodeError::ParameterMismatch));
+    assert!(matches!(
+        p12.decode_into(&bytes),
+        Err(DecodeError::ParameterMismatch { .. })
+    ));
     assert_eq!(p12, before);
     let mut other = Hll::<10>::new(Seed::new(1, 2));
-    assert_eq!(other.decode_into(&bytes), Err(DecodeError::SeedMismatch));
+    assert!(matches!(
+        other.decode_into(&bytes),
+        Err(DecodeError::SeedMismatch { .. })
+    ));
     assert!(other.is_empty());
     // A collector without the seed still reads it, and learns the fingerprint.
     let fp = other.decode_into_any_seed(&bytes).unwrap();

@@ -263,20 +263,26 @@ fn header_corruptions(dense: &[u8], count: i64) -> Vec<Case> {
         case(
             "bad magic",
             with(3, b'X'),
-            Err(E::BadMagic),
+            Err(E::BadMagic { found: *b"HYLX" }),
             Redis::WrongType,
         ),
         case(
             "encoding byte 2",
             with(4, 2),
-            Err(E::WrongKind),
+            Err(E::WrongKind {
+                expected: 0,
+                found: 2,
+            }),
             Redis::WrongType,
         ),
         // 255 is Redis's internal "raw" encoding, which never leaves the server.
         case(
             "encoding byte 255",
             with(4, 255),
-            Err(E::WrongKind),
+            Err(E::WrongKind {
+                expected: 0,
+                found: 255,
+            }),
             Redis::WrongType,
         ),
         case(

@@ -198,14 +198,18 @@ pub(crate) fn decode<'a>(
     let frame = Frame::parse(bytes)?;
     let h = frame.header();
     if h.kind != SketchKind::BinaryFuse {
-        return Err(DecodeError::WrongKind);
+        return Err(DecodeError::WrongKind {
+            expected: SketchKind::BinaryFuse as u8,
+            found: h.kind as u8,
+        });
     }
     let [f, arity, segment_length, segment_count_length] = h.params;
-    if f != bits || arity != FUSE_ARITY {
-        return Err(DecodeError::ParameterMismatch);
-    }
+    DecodeError::check_params([bits, FUSE_ARITY], [f, arity])?;
     if h.seed_fingerprint != seed.fingerprint() {
-        return Err(DecodeError::SeedMismatch);
+        return Err(DecodeError::SeedMismatch {
+            expected: seed.fingerprint(),
+            found: h.seed_fingerprint,
+        });
     }
     if h.flags != 0 {
         return Err(DecodeError::InvalidValue);
@@ -532,15 +536,24 @@ mod build_tests {
         assert!((0..500u32).all(|i| f8.contains(&i.to_le_bytes())));
         assert_eq!(
             BinaryFuse8::from_bytes(&buf16, seed).err(),
-            Some(DecodeError::ParameterMismatch)
+            Some(DecodeError::ParameterMismatch {
+                expected: 8,
+                found: 16
+            })
         );
         assert_eq!(
             BinaryFuse16::from_bytes(&buf8, seed).err(),
-            Some(DecodeError::ParameterMismatch)
+            Some(DecodeError::ParameterMismatch {
+                expected: 16,
+                found: 8
+            })
         );
         assert_eq!(
             BinaryFuse8::from_bytes(&buf8, Seed::new(3, 5)).err(),
-            Some(DecodeError::SeedMismatch)
+            Some(DecodeError::SeedMismatch {
+                expected: Seed::new(3, 5).fingerprint(),
+                found: seed.fingerprint(),
+            })
         );
         assert!(f8.encode_into(&mut buf8[..10]).is_err());
         assert_eq!(

@@ -247,8 +247,7 @@ impl std::ops::DerefMut for AnyHll {
 /// # Errors
 /// I/O errors, with the path; a file that is not a loxo sketch.
 pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
     if let Some(what) = not_a_sketch(&bytes) {
         bail!(
             "{}: not a loxo sketch: {what}; `loxo inspect`, `merge` and `export` read loxo sketch files",

@@ -201,12 +201,12 @@ impl Header {
     /// [`DecodeError::WrongKind`], [`DecodeError::ParameterMismatch`].
     pub fn expect(&self, kind: SketchKind, params: [u32; 4]) -> Result<(), DecodeError> {
         if self.kind != kind {
-            return Err(DecodeError::WrongKind);
+            return Err(DecodeError::WrongKind {
+                expected: kind as u8,
+                found: self.kind as u8,
+            });
         }
-        if self.params != params {
-            return Err(DecodeError::ParameterMismatch);
-        }
-        Ok(())
+        DecodeError::check_params(params, self.params)
     }
 
     fn to_bytes(self) -> [u8; HEADER_LEN] {
@@ -320,7 +320,7 @@ impl<'a> Frame<'a> {
         let mut r = Reader::new(bytes);
         let magic = r.take(4)?;
         if magic != MAGIC {
-            return Err(DecodeError::BadMagic);
+            return Err(DecodeError::bad_magic(magic));
         }
         let version = r.u16()?;
         if version == 0 || version > VERSION {
@@ -340,7 +340,10 @@ impl<'a> Frame<'a> {
         if CRC32.checksum(body) != crc {
             return Err(DecodeError::BadChecksum);
         }
-        let kind = SketchKind::from_u8(kind).ok_or(DecodeError::WrongKind)?;
+        let kind = SketchKind::from_u8(kind).ok_or(DecodeError::WrongKind {
+            expected: 0,
+            found: kind,
+        })?;
         if version < kind.since_version() {
             return Err(DecodeError::UnsupportedVersion(version));
         }
@@ -386,7 +389,10 @@ impl<'a> Frame<'a> {
     ) -> Result<&'a [u8], DecodeError> {
         self.header.expect(kind, params)?;
         if self.header.seed_fingerprint != seed.fingerprint() {
-            return Err(DecodeError::SeedMismatch);
+            return Err(DecodeError::SeedMismatch {
+                expected: seed.fingerprint(),
+                found: self.header.seed_fingerprint,
+            });
         }
         if self.header.flags != 0 {
             return Err(DecodeError::InvalidValue);
@@ -575,7 +581,13 @@ mod tests {
         // Magic, version.
         let mut b = good;
         b[0] ^= 1;
-        assert_eq!(Frame::parse(&b[..n]).err(), Some(DecodeError::BadMagic));
+        assert_eq!(
+            Frame::parse(&b[..n]).err(),
+            Some(DecodeError::BadMagic {
+                found: [b'L' ^ 1, b'O', b'X', b'O']
+            })
+        );
+
         let mut b = good;
         b[4] = 9;
         assert_eq!(
@@ -599,7 +611,13 @@ mod tests {
         buf[6] = 200;
         let crc = CRC32.checksum(&buf[..n - 4]);
         buf[n - 4..n].copy_from_slice(&crc.to_le_bytes());
-        assert_eq!(Frame::parse(&buf[..n]).err(), Some(DecodeError::WrongKind));
+        assert_eq!(
+            Frame::parse(&buf[..n]).err(),
+            Some(DecodeError::WrongKind {
+                expected: 0,
+                found: 200
+            })
+        );
     }
 
     /// Re-signs `buf[..n]` after editing its header.

@@ -63,7 +63,7 @@ impl<'a> Blocklist<'a> {
     pub fn from_bytes(bytes: &'a [u8], seed: Seed) -> Result<Self, DecodeError> {
         match BinaryFuse8::from_bytes(bytes, seed) {
             Ok(f) => Ok(Self::Fuse8(f)),
-            Err(DecodeError::ParameterMismatch) => {
+            Err(DecodeError::ParameterMismatch { .. }) => {
                 BinaryFuse16::from_bytes(bytes, seed).map(Self::Fuse16)
             }
             Err(e) => Err(e),

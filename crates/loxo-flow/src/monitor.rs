@@ -525,7 +525,10 @@ impl<const N: usize> FlowMonitor<N> {
     ) -> Result<(), DecodeError> {
         if let Some(b) = &blocklist {
             if b.seed() != self.config.seed {
-                return Err(DecodeError::SeedMismatch);
+                return Err(DecodeError::SeedMismatch {
+                    expected: self.config.seed.fingerprint(),
+                    found: b.seed().fingerprint(),
+                });
             }
         }
         self.blocklist = blocklist;

@@ -461,11 +461,18 @@ where
             }
             count += 1;
             if count > Self::M {
-                return Err(DecodeError::ParameterMismatch);
+                // `found` is the count seen when the excess was noticed: at least M + 1.
+                return Err(DecodeError::ParameterMismatch {
+                    expected: Self::M as u32,
+                    found: count as u32,
+                });
             }
         }
         if count != Self::M {
-            return Err(DecodeError::ParameterMismatch);
+            return Err(DecodeError::ParameterMismatch {
+                expected: Self::M as u32,
+                found: count as u32,
+            });
         }
         for (i, r) in regs.enumerate() {
             registers::set(self.registers.as_mut(), i, r);

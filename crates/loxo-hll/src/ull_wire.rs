@@ -198,7 +198,10 @@ where
     /// hold ([`is_valid_register`](Self::is_valid_register)).
     pub fn set_registers(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         if bytes.len() != Self::M {
-            return Err(DecodeError::ParameterMismatch);
+            return Err(DecodeError::ParameterMismatch {
+                expected: Self::M as u32,
+                found: bytes.len() as u32,
+            });
         }
         if !bytes.iter().all(|&r| Self::is_valid_register(r)) {
             return Err(DecodeError::InvalidValue);
@@ -377,7 +380,10 @@ mod tests {
         let before = u.clone();
         assert_eq!(
             u.set_registers(&[0; 15]),
-            Err(DecodeError::ParameterMismatch)
+            Err(DecodeError::ParameterMismatch {
+                expected: 16,
+                found: 15
+            })
         );
         let mut bad = [0u8; 16];
         bad[3] = 13; // 4P − 3: not a register byte at P = 4

@@ -165,8 +165,11 @@ pub(crate) fn decode<S: RegisterFrame>(
     let frame = Frame::parse(bytes)?;
     frame.header().expect(S::KIND, S::PARAMS)?;
     let fingerprint = frame.header().seed_fingerprint;
-    if seed_fingerprint.is_some_and(|f| f != fingerprint) {
-        return Err(DecodeError::SeedMismatch);
+    if let Some(expected) = seed_fingerprint.filter(|&f| f != fingerprint) {
+        return Err(DecodeError::SeedMismatch {
+            expected,
+            found: fingerprint,
+        });
     }
     s.load(Payload::parse::<S>(&frame)?)?;
     Ok(fingerprint)

@@ -379,13 +379,19 @@ where
         let pre = bytes.first_chunk::<8>().ok_or(DecodeError::Truncated)?;
         let [pre_ints, ser_ver, family, lg_k, lg_arr, flags, byte6, mode_byte] = *pre;
         if family != FAMILY_HLL {
-            return Err(DecodeError::WrongKind);
+            return Err(DecodeError::WrongKind {
+                expected: FAMILY_HLL,
+                found: family,
+            });
         }
         if ser_ver != SER_VER {
             return Err(DecodeError::UnsupportedVersion(u16::from(ser_ver)));
         }
         if lg_k != P {
-            return Err(DecodeError::ParameterMismatch);
+            return Err(DecodeError::ParameterMismatch {
+                expected: u32::from(P),
+                found: u32::from(lg_k),
+            });
         }
         let mode = mode_byte & 3;
         let compact = flags & FLAG_COMPACT != 0;
@@ -393,10 +399,18 @@ where
             MODE_LIST => 2,
             MODE_SET => 3,
             MODE_HLL => 10,
-            _ => return Err(DecodeError::WrongKind),
+            _ => {
+                return Err(DecodeError::WrongKind {
+                    expected: MODE_HLL,
+                    found: mode,
+                })
+            }
         };
         if pre_ints != expected_pre {
-            return Err(DecodeError::WrongKind);
+            return Err(DecodeError::WrongKind {
+                expected: expected_pre,
+                found: pre_ints,
+            });
         }
         if flags & FLAG_EMPTY != 0 && mode != MODE_HLL {
             self.hll.clear();
@@ -448,7 +462,12 @@ where
             0 => TargetType::Hll4,
             1 => TargetType::Hll6,
             2 => TargetType::Hll8,
-            _ => return Err(DecodeError::WrongKind),
+            _ => {
+                return Err(DecodeError::WrongKind {
+                    expected: 2,
+                    found: tgt,
+                })
+            }
         };
         let pre = bytes.get(..PREAMBLE_LEN).ok_or(DecodeError::Truncated)?;
         let aux_count = u32_at(pre, 36) as usize;
@@ -717,15 +736,42 @@ mod tests {
             mutate(&mut b);
             assert_eq!(DataSketchesHll::<8>::decode(&b), Err(err));
         };
-        check(|b| b[2] = 3, DecodeError::WrongKind);
+        check(
+            |b| b[2] = 3,
+            DecodeError::WrongKind {
+                expected: 7,
+                found: 3,
+            },
+        );
         check(|b| b[1] = 2, DecodeError::UnsupportedVersion(2));
-        check(|b| b[3] = 9, DecodeError::ParameterMismatch);
-        check(|b| b[0] = 3, DecodeError::WrongKind);
-        check(|b| b[7] = 3, DecodeError::WrongKind);
+        check(
+            |b| b[3] = 9,
+            DecodeError::ParameterMismatch {
+                expected: 8,
+                found: 9,
+            },
+        );
+        check(
+            |b| b[0] = 3,
+            DecodeError::WrongKind {
+                expected: 10,
+                found: 3,
+            },
+        );
+        check(
+            |b| b[7] = 3,
+            DecodeError::WrongKind {
+                expected: 2,
+                found: 3,
+            },
+        );
         check(|b| b[40] = 64, DecodeError::InvalidValue);
         assert_eq!(
             DataSketchesHll::<9>::decode(&buf),
-            Err(DecodeError::ParameterMismatch)
+            Err(DecodeError::ParameterMismatch {
+                expected: 9,
+                found: 8
+            })
         );
         assert_eq!(
             t.decode_into(&buf[..buf.len() - 1]),

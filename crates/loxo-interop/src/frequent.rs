@@ -443,7 +443,10 @@ impl<'a> FrequentItemsView<'a> {
         let pre = bytes.first_chunk::<8>().ok_or(DecodeError::Truncated)?;
         let [pre_longs, ser_ver, family, lg_max, lg_cur, flags, _, _] = *pre;
         if family != FAMILY_FREQUENT_ITEMS {
-            return Err(DecodeError::WrongKind);
+            return Err(DecodeError::WrongKind {
+                expected: FAMILY_FREQUENT_ITEMS,
+                found: family,
+            });
         }
         if ser_ver != SER_VER {
             return Err(DecodeError::UnsupportedVersion(u16::from(ser_ver)));
@@ -455,7 +458,10 @@ impl<'a> FrequentItemsView<'a> {
             PREAMBLE_LONGS_NONEMPTY
         };
         if pre_longs != expected {
-            return Err(DecodeError::WrongKind);
+            return Err(DecodeError::WrongKind {
+                expected,
+                found: pre_longs,
+            });
         }
         if lg_cur < LG_MIN_MAP_SIZE || lg_cur > lg_max || lg_max > LG_MAX_MAP_SIZE {
             return Err(DecodeError::InvalidValue);
@@ -795,9 +801,23 @@ mod tests {
             Err(DecodeError::TrailingBytes)
         );
         for (at, v, err) in [
-            (2, 7, DecodeError::WrongKind),
+            (
+                2,
+                7,
+                DecodeError::WrongKind {
+                    expected: 10,
+                    found: 7,
+                },
+            ),
             (1, 2, DecodeError::UnsupportedVersion(2)),
-            (0, 1, DecodeError::WrongKind),
+            (
+                0,
+                1,
+                DecodeError::WrongKind {
+                    expected: 4,
+                    found: 1,
+                },
+            ),
             (4, 2, DecodeError::InvalidValue),
             (3, 31, DecodeError::InvalidValue),
             (32, 0, DecodeError::InvalidValue), // a zero weight (low byte of weight 0)

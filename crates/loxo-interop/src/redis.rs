@@ -268,7 +268,7 @@ impl RedisHll {
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let header = bytes.get(..HEADER_LEN).ok_or(DecodeError::Truncated)?;
         if header.get(..4) != Some(MAGIC.as_slice()) {
-            return Err(DecodeError::BadMagic);
+            return Err(DecodeError::bad_magic(header));
         }
         let payload = bytes.get(HEADER_LEN..).unwrap_or(&[]);
         match header.get(4).copied() {
@@ -285,7 +285,10 @@ impl RedisHll {
                 validate_sparse(payload)?;
                 self.hll.set_registers(SparseRegisters::new(payload))
             }
-            _ => Err(DecodeError::WrongKind),
+            other => Err(DecodeError::WrongKind {
+                expected: ENCODING_DENSE,
+                found: other.unwrap_or(0),
+            }),
         }
     }
 }
@@ -479,11 +482,14 @@ mod tests {
         assert_eq!(target.decode_into(b"HYL"), Err(DecodeError::Truncated));
         assert_eq!(
             target.decode_into(b"HYLX\0\0\0\0\0\0\0\0\0\0\0\0"),
-            Err(DecodeError::BadMagic)
+            Err(DecodeError::BadMagic { found: *b"HYLX" })
         );
         assert_eq!(
             target.decode_into(b"HYLL\x02\0\0\0\0\0\0\0\0\0\0\0"),
-            Err(DecodeError::WrongKind)
+            Err(DecodeError::WrongKind {
+                expected: 0,
+                found: 2
+            })
         );
         let mut sparse = unhex(REDIS_SINGLE[0].1);
         sparse.pop(); // XZERO cut in half

@@ -150,11 +150,17 @@ fn set_registers_validates_before_writing() {
     let before = h.clone();
     assert_eq!(
         h.set_registers([1u8; 15]),
-        Err(DecodeError::ParameterMismatch)
+        Err(DecodeError::ParameterMismatch {
+            expected: 16,
+            found: 15
+        })
     );
     assert_eq!(
         h.set_registers([1u8; 17]),
-        Err(DecodeError::ParameterMismatch)
+        Err(DecodeError::ParameterMismatch {
+            expected: 16,
+            found: 17
+        })
     );
     let mut bad = [1u8; 16];
     bad[15] = 62; // 64 − 4 + 1 = 61 is the maximum
