@@ -265,6 +265,12 @@ pub fn not_a_sketch(bytes: &[u8]) -> Option<String> {
     if magic == loxo_core::wire::MAGIC {
         return None;
     }
+    if &magic == b"HYLL" {
+        return Some(
+            "this is a Redis HyperLogLog string (`loxo export --hyll` writes them for Redis)"
+                .into(),
+        );
+    }
     // pcap: 0xa1b2c3d4 (µs) or 0xa1b23c4d (ns), in either byte order; pcapng: the
     // section header block type 0x0a0d0d0a.
     let capture = match u32::from_le_bytes(magic) {

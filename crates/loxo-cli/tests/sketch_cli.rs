@@ -97,7 +97,9 @@ fn inspect_prints_an_hll_and_refuses_corrupt_files() {
     std::fs::write(&bad, b"HYLL this is not loxo at all, really not").unwrap();
     let o = loxo(&["inspect", s(&bad)]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("magic"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("not a loxo sketch"), "{err}");
+    assert!(err.contains("Redis HyperLogLog string"), "{err}");
 }
 
 #[test]
