@@ -20,7 +20,11 @@ fn keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig {
+        cases: 128,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(loxo_tests::proptest_seed(0xb1)),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn no_false_negatives(s in seed(), ks in keys()) {

@@ -51,7 +51,7 @@ fn le64(b: &[u8]) -> u64 {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 256,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(20),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(loxo_tests::proptest_seed(20)),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

@@ -76,7 +76,7 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 128,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(10),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(loxo_tests::proptest_seed(10)),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

@@ -24,7 +24,7 @@ fn encode(h: &Hll<8>) -> Vec<u8> {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 256,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(14),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(loxo_tests::proptest_seed(14)),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
