@@ -38,6 +38,19 @@ pub fn proptest_seed(default: u64) -> u64 {
     }
 }
 
+/// A property test's configuration: `cases` cases from the RNG seed
+/// [`proptest_seed`]`(default_seed)` (fixed unless [`PROPTEST_SEED_VAR`] is set), the
+/// rest proptest's defaults. Use as
+/// `#![proptest_config(loxo_tests::proptest_config(256, 7))]`.
+#[must_use]
+pub fn proptest_config(cases: u32, default_seed: u64) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(proptest_seed(default_seed)),
+        ..proptest::test_runner::Config::default()
+    }
+}
+
 /// Chi-square statistic of observed bucket counts against a uniform expectation.
 ///
 /// With `b` buckets the statistic follows χ² with `b − 1` degrees of freedom when

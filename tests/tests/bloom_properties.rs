@@ -20,11 +20,7 @@ fn keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 128,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(loxo_tests::proptest_seed(0xb1)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(loxo_tests::proptest_config(128, 0xb1))]
 
     #[test]
     fn no_false_negatives(s in seed(), ks in keys()) {

@@ -34,32 +34,63 @@ const TRIALS: u64 = 2000;
 /// `q/2`: half the probability that two keys share a list entry.
 const HALF_Q: f64 = 1.0 / (6.0 * (1u64 << 25) as f64);
 
-fn sweep<const P: u8>() -> f64
-where
-    Precision<P>: SupportedPrecision,
-{
-    let m = 1u64 << P;
-    let mut ns = vec![1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, 3 * m / 16];
+/// What a sweep asks of a sketch (`Ull`, `Hll`, `HllSparse` alike).
+trait Sketch {
+    fn reset(&mut self);
+    fn add(&mut self, h: KeyHash);
+    fn count(&self) -> f64;
+}
+
+macro_rules! sketch {
+    ($($t:ident),*) => {$(
+        impl<const P: u8> Sketch for $t<P>
+        where
+            Precision<P>: SupportedPrecision,
+        {
+            fn reset(&mut self) {
+                self.clear();
+            }
+            fn add(&mut self, h: KeyHash) {
+                let _ = self.insert_hash(h);
+            }
+            fn count(&self) -> f64 {
+                self.estimate()
+            }
+        }
+    )*};
+}
+sketch!(Ull, Hll, HllSparse);
+
+/// One sweep at precision `p` over `ns`: each trial feeds the same keys to `list`
+/// (a list-mode sketch, which `is_list` must still call one) and `dense`, both
+/// cleared first; `tag` picks the key streams. Prints the table under `title`,
+/// asserts the bands of the module docs at every `n`, and returns the largest RMSE.
+fn sweep_with<S: Sketch, D: Sketch>(
+    (p, ns, tag, title): (u8, &[u64], u64, &str),
+    list: &mut S,
+    dense: &mut D,
+    is_list: impl Fn(&S) -> bool,
+) -> f64 {
+    let m = 1u64 << p;
+    let mut ns = ns.to_vec();
     ns.sort_unstable();
     ns.dedup();
-    let mut sparse = Box::new(Ull::<P>::new_sparse(Seed::new(1, 2)));
-    let mut dense = Box::new(Ull::<P>::new(Seed::new(1, 2)));
     let mut worst = 0.0f64;
-    println!("P = {P}: n | sparse RMSE | sparse bias | theory √(q/2) | dense FGRA RMSE");
+    println!("{title}");
     for &n in &ns {
         let (mut se, mut sum, mut dense_se) = (0.0, 0.0, 0.0);
         for t in 0..TRIALS {
-            sparse.clear();
-            dense.clear();
-            for key in DistinctKeys::new(u64::from(P) << 56 | n << 20 | t).take(n as usize) {
-                sparse.insert_hash(KeyHash::from_u64(key));
-                dense.insert_hash(KeyHash::from_u64(key));
+            list.reset();
+            dense.reset();
+            for key in DistinctKeys::new(tag | u64::from(p) << 56 | n << 20 | t).take(n as usize) {
+                list.add(KeyHash::from_u64(key));
+                dense.add(KeyHash::from_u64(key));
             }
-            assert!(sparse.is_sparse(), "P = {P}, n = {n}: still a list");
-            let e = sparse.estimate() / n as f64 - 1.0;
+            assert!(is_list(list), "P = {p}, n = {n}: still a list");
+            let e = list.count() / n as f64 - 1.0;
             se += e * e;
             sum += e;
-            let d = dense.estimate() / n as f64 - 1.0;
+            let d = dense.count() / n as f64 - 1.0;
             dense_se += d * d;
         }
         let t = TRIALS as f64;
@@ -77,18 +108,34 @@ where
         let bound = t * lambda + 4.0 * (t * lambda).sqrt() + 4.0;
         assert!(
             events <= bound,
-            "P = {P}, n = {n}: T·n²·MSE = {events} above {bound}"
+            "P = {p}, n = {n}: T·n²·MSE = {events} above {bound}"
         );
         assert!(
             bias.abs() <= 4.0 * (lambda / t).sqrt() / nf + 1e-12,
-            "P = {P}, n = {n}: bias {bias}"
+            "P = {p}, n = {n}: bias {bias}"
         );
         if n <= m / 8 {
-            assert!(rmse <= 1e-3, "P = {P}, n = {n}: RMSE {rmse} above 0.1 %");
+            assert!(rmse <= 1e-3, "P = {p}, n = {n}: RMSE {rmse} above 0.1 %");
         }
         worst = worst.max(rmse);
     }
     worst
+}
+
+/// `Ull::new_sparse` against `Ull::new` on the same keys, `n` up to `3m/16`.
+fn sweep<const P: u8>() -> f64
+where
+    Precision<P>: SupportedPrecision,
+{
+    let m = 1u64 << P;
+    let title = format!("P = {P}: n | sparse RMSE | sparse bias | theory √(q/2) | dense FGRA RMSE");
+    let ns = [1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, 3 * m / 16];
+    sweep_with(
+        (P, &ns, 0, &title),
+        &mut *Box::new(Ull::<P>::new_sparse(Seed::new(1, 2))),
+        &mut *Box::new(Ull::<P>::new(Seed::new(1, 2))),
+        Ull::is_sparse,
+    )
 }
 
 /// The relative RMSE the READMEs print for both list modes (`README.md`,
@@ -103,8 +150,9 @@ where
 /// `(P, n = 100)` cells, two of which have one). The ceiling is that measured
 /// maximum, 0.02236 %, rounded up to two significant digits; where `T·λ ≫ 1`
 /// (`n ≥ 1 024`) the RMSE converges to `√(q/2)` (measured 0.0067–0.0087 %), and the
-/// per-`n` theory band is asserted inside the sweeps. A second event at `n = 100` (0.0316 %) or one at
-/// `n ≤ 97` would exceed the ceiling and must change the READMEs.
+/// per-`n` theory band is asserted inside the sweeps. A second event at `n = 100`
+/// (0.0316 %) or one at `n ≤ 97` would exceed the ceiling and must change the
+/// READMEs.
 const README_RMSE: f64 = 2.3e-4;
 
 #[test]
@@ -132,57 +180,15 @@ where
     let m = 1u64 << P;
     let cap = u64::from(HllSparse::<P>::LIST_CAPACITY);
     assert!(cap >= m / 8, "the list holds the target range");
-    let mut ns = vec![1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, cap];
-    ns.sort_unstable();
-    ns.dedup();
-    let mut sparse = Box::new(HllSparse::<P>::new(Seed::new(1, 2)));
-    let mut dense = Box::new(Hll::<P>::new(Seed::new(1, 2)));
-    let mut worst = 0.0f64;
-    println!("HllSparse P = {P}: n | list RMSE | list bias | theory √(q/2) | dense Hll RMSE");
-    for &n in &ns {
-        let (mut se, mut sum, mut dense_se) = (0.0, 0.0, 0.0);
-        for t in 0..TRIALS {
-            sparse.clear();
-            dense.clear();
-            let keys = DistinctKeys::new(1 << 63 | u64::from(P) << 56 | n << 20 | t);
-            for key in keys.take(n as usize) {
-                sparse.insert_hash(KeyHash::from_u64(key));
-                dense.insert_hash(KeyHash::from_u64(key));
-            }
-            assert!(sparse.is_sparse(), "P = {P}, n = {n}: still a list");
-            let e = sparse.estimate() / n as f64 - 1.0;
-            se += e * e;
-            sum += e;
-            let d = dense.estimate() / n as f64 - 1.0;
-            dense_se += d * d;
-        }
-        let t = TRIALS as f64;
-        let (rmse, bias) = ((se / t).sqrt(), sum / t);
-        let nf = n as f64;
-        let lambda = HALF_Q * nf * nf;
-        println!(
-            "  {n:>5} | {:>9.5} % | {:>+9.5} % | {:.5} % | {:.3} %",
-            100.0 * rmse,
-            100.0 * bias,
-            100.0 * HALF_Q.sqrt(),
-            100.0 * (dense_se / t).sqrt()
-        );
-        let events = t * nf * nf * rmse * rmse;
-        let bound = t * lambda + 4.0 * (t * lambda).sqrt() + 4.0;
-        assert!(
-            events <= bound,
-            "P = {P}, n = {n}: T·n²·MSE = {events} above {bound}"
-        );
-        assert!(
-            bias.abs() <= 4.0 * (lambda / t).sqrt() / nf + 1e-12,
-            "P = {P}, n = {n}: bias {bias}"
-        );
-        if n <= m / 8 {
-            assert!(rmse <= 1e-3, "P = {P}, n = {n}: RMSE {rmse} above 0.1 %");
-        }
-        worst = worst.max(rmse);
-    }
-    worst
+    let title =
+        format!("HllSparse P = {P}: n | list RMSE | list bias | theory √(q/2) | dense Hll RMSE");
+    let ns = [1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, cap];
+    sweep_with(
+        (P, &ns, 1 << 63, &title),
+        &mut *Box::new(HllSparse::<P>::new(Seed::new(1, 2))),
+        &mut *Box::new(Hll::<P>::new(Seed::new(1, 2))),
+        HllSparse::is_sparse,
+    )
 }
 
 #[test]

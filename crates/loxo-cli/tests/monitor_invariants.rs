@@ -27,11 +27,7 @@ fn frames(cfg: &TraceConfig) -> Vec<(Vec<u8>, FrameTruth)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 24,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(loxo_tests::proptest_seed(0x1e)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(loxo_tests::proptest_config(24, 0x1e))]
 
     #[test]
     fn totals_and_elephant_shares(
