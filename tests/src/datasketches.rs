@@ -18,7 +18,13 @@ pub fn python() -> Option<String> {
         .output();
     let problem = match probe {
         Ok(out) if out.status.success() => return Some(py),
-        Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        // The traceback's last line says why (`ModuleNotFoundError: …`).
+        Ok(out) => String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
         Err(e) => e.to_string(),
     };
     crate::collectors::missing(
