@@ -4,7 +4,8 @@
 use std::process::Command;
 
 /// The Python interpreter to use (`LOXO_PYTHON`, else `python3`), or `None` when it
-/// cannot import `datasketches` and `LOXO_SKIP_DATASKETCHES=1`.
+/// cannot import `datasketches` and `LOXO_SKIP_COLLECTORS=1` or
+/// `LOXO_SKIP_DATASKETCHES=1` (`crate::collectors`).
 ///
 /// # Panics
 /// When it cannot import `datasketches` and skipping was not asked for, with a
@@ -17,18 +18,20 @@ pub fn python() -> Option<String> {
         .output();
     let problem = match probe {
         Ok(out) if out.status.success() => return Some(py),
-        Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        // The traceback's last line says why (`ModuleNotFoundError: …`).
+        Ok(out) => String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
         Err(e) => e.to_string(),
     };
-    if std::env::var("LOXO_SKIP_DATASKETCHES").as_deref() == Ok("1") {
-        eprintln!(
-            "skipping: `{py}` cannot import datasketches ({problem}); LOXO_SKIP_DATASKETCHES=1"
-        );
-        return None;
-    }
-    panic!(
-        "`{py} -c 'import datasketches'` failed: {problem}\n\
-         create a virtualenv with `pip install datasketches` and set LOXO_PYTHON to its \
-         python, or set LOXO_SKIP_DATASKETCHES=1 to skip"
+    crate::collectors::missing(
+        &format!("`{py} -c 'import datasketches'`"),
+        &problem,
+        "a virtualenv with `pip install datasketches`, LOXO_PYTHON set to its python",
+        Some("LOXO_SKIP_DATASKETCHES"),
     );
+    None
 }

@@ -1,6 +1,8 @@
 //! Host-side helpers shared by loxo's integration tests: seeded key streams and
 //! statistics. The tests themselves live in `tests/tests/`.
 
+pub mod bloom_theory;
+pub mod collectors;
 pub mod datasketches;
 pub mod demo;
 pub mod golden;
@@ -11,6 +13,43 @@ pub mod topk;
 pub mod traffic;
 pub mod wire;
 pub mod zipf;
+
+/// The environment variable that overrides every property test's RNG seed (a decimal
+/// `u64`); `tests/proptest-fresh-seed.sh` sets it to a fresh random value.
+pub const PROPTEST_SEED_VAR: &str = "LOXO_PROPTEST_SEED";
+
+/// The RNG seed of a property test: `default` — fixed, so that a plain `cargo test`
+/// explores the same cases every run and a failure reproduces — unless
+/// [`PROPTEST_SEED_VAR`] is set, in which case its value, so that the "for all" of a
+/// property is explored beyond one fixed sample (a failure then reproduces with the
+/// same value). Use as `RngSeed::Fixed(loxo_tests::proptest_seed(7))`.
+///
+/// # Panics
+/// If the variable is set but is not a decimal `u64` (a typo must not silently run
+/// the fixed cases again).
+#[must_use]
+pub fn proptest_seed(default: u64) -> u64 {
+    match std::env::var(PROPTEST_SEED_VAR) {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{PROPTEST_SEED_VAR}={s:?}: not a decimal u64 ({e})")),
+        Err(_) => default,
+    }
+}
+
+/// A property test's configuration: `cases` cases from the RNG seed
+/// [`proptest_seed`]`(default_seed)` (fixed unless [`PROPTEST_SEED_VAR`] is set), the
+/// rest proptest's defaults. Use as
+/// `#![proptest_config(loxo_tests::proptest_config(256, 7))]`.
+#[must_use]
+pub fn proptest_config(cases: u32, default_seed: u64) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(proptest_seed(default_seed)),
+        ..proptest::test_runner::Config::default()
+    }
+}
 
 /// Chi-square statistic of observed bucket counts against a uniform expectation.
 ///

@@ -17,10 +17,10 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts a server on a free port (no persistence), waiting until it answers
     /// `PING`. Returns `None` only if `redis-server` cannot run and
-    /// `LOXO_SKIP_REDIS=1`.
+    /// `LOXO_SKIP_COLLECTORS=1` or `LOXO_SKIP_REDIS=1` (`crate::collectors`).
     ///
     /// # Panics
-    /// If `redis-server` is missing (without `LOXO_SKIP_REDIS=1`) or does not answer
+    /// If `redis-server` is missing (without either variable) or does not answer
     /// within 10 seconds.
     #[must_use]
     pub fn start() -> Option<Self> {
@@ -37,14 +37,13 @@ impl RedisServer {
         let child = match spawned {
             Ok(child) => child,
             Err(e) => {
-                if std::env::var("LOXO_SKIP_REDIS").as_deref() == Ok("1") {
-                    eprintln!("skipping: redis-server not runnable ({e}) and LOXO_SKIP_REDIS=1");
-                    return None;
-                }
-                panic!(
-                    "cannot start `redis-server` from PATH ({e}); install it \
-                     (Debian: apt-get install redis-server) or set LOXO_SKIP_REDIS=1 to skip"
+                crate::collectors::missing(
+                    "redis-server",
+                    &e.to_string(),
+                    "Debian: apt-get install redis-server",
+                    Some("LOXO_SKIP_REDIS"),
                 );
+                return None;
             }
         };
         let server = Self { child, port };

@@ -20,7 +20,7 @@ fn keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(loxo_tests::proptest_config(128, 0xb1))]
 
     #[test]
     fn no_false_negatives(s in seed(), ks in keys()) {

@@ -214,7 +214,7 @@ fn cuckoo_values_behind_a_valid_crc() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(0xb10), ..ProptestConfig::default() })]
+    #![proptest_config(loxo_tests::proptest_config(256, 0xb10))]
 
     /// Any edit of a cuckoo payload, re-signed: refused without touching the target, or
     /// accepted as a state the filter can be in — it re-encodes to the same bytes, its

@@ -21,7 +21,7 @@ fn zipf_stream() -> (Vec<u64>, HashMap<u64, u64>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, rng_seed: proptest::test_runner::RngSeed::Fixed(5), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..loxo_tests::proptest_config(128, 5) })]
 
     /// Never an underestimate, plain and conservative, under heavy collisions:
     /// ~37 keys in W = 7 columns, so nearly every key shares a cell in every row and

@@ -49,12 +49,7 @@ fn le64(b: &[u8]) -> u64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 256,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(20),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..loxo_tests::proptest_config(256, 20) })]
 
     #[test]
     fn round_trips_and_corruption(

@@ -7,7 +7,7 @@
 //!
 //! Python is `$LOXO_PYTHON` (CI points it at a virtualenv with `datasketches`), else
 //! `python3`; without a Python that can `import datasketches` the test **fails**,
-//! unless `LOXO_SKIP_DATASKETCHES=1` (then it prints why and returns).
+//! unless `LOXO_SKIP_COLLECTORS=1` or `LOXO_SKIP_DATASKETCHES=1` (then it prints a `SKIPPED` line and returns).
 //!
 //! What is checked, for every queried flow (both devices' monitored flows, the 50
 //! heaviest and 200 other true flows, a flow nobody saw):

@@ -3,8 +3,8 @@
 //!
 //! Python is `$LOXO_PYTHON` (CI points it at a virtualenv with `datasketches`),
 //! else `python3`. Without a Python that can `import datasketches` the tests
-//! **fail**, unless `LOXO_SKIP_DATASKETCHES=1` is set (then they print why and
-//! return).
+//! **fail**, unless `LOXO_SKIP_COLLECTORS=1` (or `LOXO_SKIP_DATASKETCHES=1`) is set
+//! (then they print a `SKIPPED` line and return).
 //!
 //! What is checked, exactly (floats compared bit for bit, via Python's `repr`):
 //! * DataSketches deserializes loxo's HLL_4, HLL_6 and HLL_8 images; its estimate

@@ -6,8 +6,8 @@
 //! * `blocklisted: flows=` lies within the filters' stated errors of the exact number
 //!   of flows with a listed endpoint (≤ exact + the blocklist's false positives, ≤
 //!   2·2⁻⁸ per other flow, + 4σ; ≥ exact − the new-flow filters' misses, at most
-//!   `new_flows_fpr`, − 4σ), and is not flagged saturated (the demo stays below the
-//!   filter's design load);
+//!   the blocked-Bloom theory's rate at the true flow count, − 4σ), and is not
+//!   flagged saturated (the demo stays below the filter's design load);
 //! * every `blocklisted_flow:` line is a flow of that epoch whose exact IP bytes lie
 //!   in its bounds, and the heaviest truly blocklisted flow of each full epoch is
 //!   listed;
@@ -139,7 +139,14 @@ fn firmware_counts_and_lists_blocklisted_flows() {
         let p = 2.0 / 256.0;
         let outside = flows - truly;
         let fp = outside * p + 4.0 * (outside * p * (1.0 - p)).sqrt() + 1.0;
-        let q: f64 = epochs[&i]["new_flows_fpr_ppm"].parse::<f64>().unwrap() / 1e6;
+        // Misses: the new-flow filter's false-positive rate at the epoch's true flow
+        // count (blocked-Bloom theory, not the firmware's `new_flows_fpr_ppm`).
+        let q = loxo_tests::bloom_theory::blocked_fpr(
+            loxo_flow::NEW_FLOW_BLOCKS as u64,
+            512,
+            loxo_flow::NEW_FLOW_K,
+            ex.flows.len() as u64,
+        );
         let miss = truly * q + 4.0 * (truly * q * (1.0 - q)).sqrt() + 1.0;
         println!("epoch {i}: blocklisted {got} of exactly {truly} (flows {flows})");
         assert_eq!(s["saturated"], "false", "epoch {i}");

@@ -6,8 +6,8 @@
 //! one must be within 4σ of the exact number of distinct flows, σ derived at that
 //! number (`loxo_tests::hll_theory`). The exact flows are the generator's truth (the
 //! keys `loxo gen` built its frames for), not a parse of the frames. Nothing is
-//! mocked; set `LOXO_SKIP_REDIS=1` to skip only the Redis half when `redis-server`
-//! is missing.
+//! mocked; set `LOXO_SKIP_COLLECTORS=1` (or `LOXO_SKIP_REDIS=1`) to skip only the
+//! Redis half when `redis-server` is missing (without it, a missing server fails).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;

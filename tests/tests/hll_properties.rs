@@ -74,12 +74,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 128,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(10),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..loxo_tests::proptest_config(128, 10) })]
 
     #[test]
     fn union_of_sketches_is_sketch_of_union(a in keys(2000), b in keys(2000)) {

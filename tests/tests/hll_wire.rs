@@ -22,12 +22,7 @@ fn encode(h: &Hll<8>) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 256,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(14),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..loxo_tests::proptest_config(256, 14) })]
 
     #[test]
     fn round_trip(k0 in any::<u64>(), k1 in any::<u64>(), keys in prop::collection::vec(any::<u64>(), 0..600), merged in any::<bool>()) {

@@ -3,7 +3,8 @@
 //! Each test starts its own `redis-server --port <free> --save '' --appendonly no`
 //! on 127.0.0.1 (found on `PATH`) and kills it when done, and talks RESP over a
 //! plain `TcpStream` (`loxo_cli::resp`). Without `redis-server` the tests **fail**, unless
-//! `LOXO_SKIP_REDIS=1` is set, in which case they print why and return.
+//! `LOXO_SKIP_COLLECTORS=1` (or `LOXO_SKIP_REDIS=1`) is set, in which case they print
+//! a `SKIPPED` line and return (`loxo_tests::collectors`).
 //!
 //! What is checked, exactly (no tolerance anywhere):
 //! * `SET key <loxo dense HYLL>` → `PFCOUNT key` == `RedisHll::count()` (the Ertl

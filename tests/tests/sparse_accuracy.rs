@@ -19,7 +19,8 @@
 //! `≤ 3` each and are covered by the slack): the test asserts
 //! `T·n²·MSE ≤ T·λ + 4·√(T·λ) + 4`, the Poisson count's upper 4σ with room for a
 //! few events where `T·λ` is small, and the bias `|mean| ≤ 4·√(λ/T)/n + 10^−12`.
-//! Both are far inside the target, which is asserted too. For comparison the
+//! Both are far inside the target, which is asserted too, and so is the measured
+//! maximum the READMEs print (`README_RMSE`, derivation there). For comparison the
 //! table shows the dense sketch's FGRA error on the same keys (`0.5–0.8/√m` in
 //! this range). Run `cargo test --release -p loxo-tests --test sparse_accuracy --
 //! --nocapture` for the table.
@@ -33,31 +34,63 @@ const TRIALS: u64 = 2000;
 /// `q/2`: half the probability that two keys share a list entry.
 const HALF_Q: f64 = 1.0 / (6.0 * (1u64 << 25) as f64);
 
-fn sweep<const P: u8>()
-where
-    Precision<P>: SupportedPrecision,
-{
-    let m = 1u64 << P;
-    let mut ns = vec![1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, 3 * m / 16];
+/// What a sweep asks of a sketch (`Ull`, `Hll`, `HllSparse` alike).
+trait Sketch {
+    fn reset(&mut self);
+    fn add(&mut self, h: KeyHash);
+    fn count(&self) -> f64;
+}
+
+macro_rules! sketch {
+    ($($t:ident),*) => {$(
+        impl<const P: u8> Sketch for $t<P>
+        where
+            Precision<P>: SupportedPrecision,
+        {
+            fn reset(&mut self) {
+                self.clear();
+            }
+            fn add(&mut self, h: KeyHash) {
+                let _ = self.insert_hash(h);
+            }
+            fn count(&self) -> f64 {
+                self.estimate()
+            }
+        }
+    )*};
+}
+sketch!(Ull, Hll, HllSparse);
+
+/// One sweep at precision `p` over `ns`: each trial feeds the same keys to `list`
+/// (a list-mode sketch, which `is_list` must still call one) and `dense`, both
+/// cleared first; `tag` picks the key streams. Prints the table under `title`,
+/// asserts the bands of the module docs at every `n`, and returns the largest RMSE.
+fn sweep_with<S: Sketch, D: Sketch>(
+    (p, ns, tag, title): (u8, &[u64], u64, &str),
+    list: &mut S,
+    dense: &mut D,
+    is_list: impl Fn(&S) -> bool,
+) -> f64 {
+    let m = 1u64 << p;
+    let mut ns = ns.to_vec();
     ns.sort_unstable();
     ns.dedup();
-    let mut sparse = Box::new(Ull::<P>::new_sparse(Seed::new(1, 2)));
-    let mut dense = Box::new(Ull::<P>::new(Seed::new(1, 2)));
-    println!("P = {P}: n | sparse RMSE | sparse bias | theory √(q/2) | dense FGRA RMSE");
+    let mut worst = 0.0f64;
+    println!("{title}");
     for &n in &ns {
         let (mut se, mut sum, mut dense_se) = (0.0, 0.0, 0.0);
         for t in 0..TRIALS {
-            sparse.clear();
-            dense.clear();
-            for key in DistinctKeys::new(u64::from(P) << 56 | n << 20 | t).take(n as usize) {
-                sparse.insert_hash(KeyHash::from_u64(key));
-                dense.insert_hash(KeyHash::from_u64(key));
+            list.reset();
+            dense.reset();
+            for key in DistinctKeys::new(tag | u64::from(p) << 56 | n << 20 | t).take(n as usize) {
+                list.add(KeyHash::from_u64(key));
+                dense.add(KeyHash::from_u64(key));
             }
-            assert!(sparse.is_sparse(), "P = {P}, n = {n}: still a list");
-            let e = sparse.estimate() / n as f64 - 1.0;
+            assert!(is_list(list), "P = {p}, n = {n}: still a list");
+            let e = list.count() / n as f64 - 1.0;
             se += e * e;
             sum += e;
-            let d = dense.estimate() / n as f64 - 1.0;
+            let d = dense.count() / n as f64 - 1.0;
             dense_se += d * d;
         }
         let t = TRIALS as f64;
@@ -75,23 +108,62 @@ where
         let bound = t * lambda + 4.0 * (t * lambda).sqrt() + 4.0;
         assert!(
             events <= bound,
-            "P = {P}, n = {n}: T·n²·MSE = {events} above {bound}"
+            "P = {p}, n = {n}: T·n²·MSE = {events} above {bound}"
         );
         assert!(
             bias.abs() <= 4.0 * (lambda / t).sqrt() / nf + 1e-12,
-            "P = {P}, n = {n}: bias {bias}"
+            "P = {p}, n = {n}: bias {bias}"
         );
         if n <= m / 8 {
-            assert!(rmse <= 1e-3, "P = {P}, n = {n}: RMSE {rmse} above 0.1 %");
+            assert!(rmse <= 1e-3, "P = {p}, n = {n}: RMSE {rmse} above 0.1 %");
         }
+        worst = worst.max(rmse);
     }
+    worst
 }
+
+/// `Ull::new_sparse` against `Ull::new` on the same keys, `n` up to `3m/16`.
+fn sweep<const P: u8>() -> f64
+where
+    Precision<P>: SupportedPrecision,
+{
+    let m = 1u64 << P;
+    let title = format!("P = {P}: n | sparse RMSE | sparse bias | theory √(q/2) | dense FGRA RMSE");
+    let ns = [1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, 3 * m / 16];
+    sweep_with(
+        (P, &ns, 0, &title),
+        &mut *Box::new(Ull::<P>::new_sparse(Seed::new(1, 2))),
+        &mut *Box::new(Ull::<P>::new(Seed::new(1, 2))),
+        Ull::is_sparse,
+    )
+}
+
+/// The relative RMSE the READMEs print for both list modes (`README.md`,
+/// `crates/loxo-hll/README.md`: "≤ 0.023 %"), asserted on every `(P, n)` of both
+/// sweeps; each test prints its own maximum.
+///
+/// Why this figure and not the theory's `√(q/2)` = 0.0070 %: over `T` trials the
+/// RMSE at `n` is `√(Σ_t C_t²/T)/n`, and where `T·λ` is small (`n ≲ 300`) it is
+/// either 0 or one event — one key lost to a shared entry in one of the 2 000
+/// trials — worth `√(1/T)/n` = 0.0224 % at `n = 100` (the theory gives such an event
+/// probability `1 − e^{−T·λ}` ≈ 9.5 % per `(P, n)` there, and the two sweeps have six
+/// `(P, n = 100)` cells, two of which have one). The ceiling is that measured
+/// maximum, 0.02236 %, rounded up to two significant digits; where `T·λ ≫ 1`
+/// (`n ≥ 1 024`) the RMSE converges to `√(q/2)` (measured 0.0067–0.0087 %), and the
+/// per-`n` theory band is asserted inside the sweeps. A second event at `n = 100`
+/// (0.0316 %) or one at `n ≤ 97` would exceed the ceiling and must change the
+/// READMEs.
+const README_RMSE: f64 = 2.3e-4;
 
 #[test]
 fn sparse_mode_is_exact_to_the_theory_below_3m_over_16() {
-    sweep::<10>();
-    sweep::<12>();
-    sweep::<14>();
+    let worst = sweep::<10>().max(sweep::<12>()).max(sweep::<14>());
+    println!(
+        "Ull sparse: max relative RMSE {:.5} % (README: ≤ {} %)",
+        100.0 * worst,
+        100.0 * README_RMSE
+    );
+    assert!(worst <= README_RMSE, "max RMSE {worst}");
 }
 
 /// `HllSparse<P>` in list mode, same keys, theory and bands as `sweep` (module
@@ -101,66 +173,33 @@ fn sparse_mode_is_exact_to_the_theory_below_3m_over_16() {
 /// `T·λ = 53` colliding pairs are expected over the trials: the band allows 86.
 /// The dense `Hll` estimate on the same keys is printed for comparison
 /// (`≈ 0.7/√m` in this range: 2.2 % at `P = 10`).
-fn sweep_hll<const P: u8>()
+fn sweep_hll<const P: u8>() -> f64
 where
     Precision<P>: SupportedPrecision,
 {
     let m = 1u64 << P;
     let cap = u64::from(HllSparse::<P>::LIST_CAPACITY);
     assert!(cap >= m / 8, "the list holds the target range");
-    let mut ns = vec![1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, cap];
-    ns.sort_unstable();
-    ns.dedup();
-    let mut sparse = Box::new(HllSparse::<P>::new(Seed::new(1, 2)));
-    let mut dense = Box::new(Hll::<P>::new(Seed::new(1, 2)));
-    println!("HllSparse P = {P}: n | list RMSE | list bias | theory √(q/2) | dense Hll RMSE");
-    for &n in &ns {
-        let (mut se, mut sum, mut dense_se) = (0.0, 0.0, 0.0);
-        for t in 0..TRIALS {
-            sparse.clear();
-            dense.clear();
-            let keys = DistinctKeys::new(1 << 63 | u64::from(P) << 56 | n << 20 | t);
-            for key in keys.take(n as usize) {
-                sparse.insert_hash(KeyHash::from_u64(key));
-                dense.insert_hash(KeyHash::from_u64(key));
-            }
-            assert!(sparse.is_sparse(), "P = {P}, n = {n}: still a list");
-            let e = sparse.estimate() / n as f64 - 1.0;
-            se += e * e;
-            sum += e;
-            let d = dense.estimate() / n as f64 - 1.0;
-            dense_se += d * d;
-        }
-        let t = TRIALS as f64;
-        let (rmse, bias) = ((se / t).sqrt(), sum / t);
-        let nf = n as f64;
-        let lambda = HALF_Q * nf * nf;
-        println!(
-            "  {n:>5} | {:>9.5} % | {:>+9.5} % | {:.5} % | {:.3} %",
-            100.0 * rmse,
-            100.0 * bias,
-            100.0 * HALF_Q.sqrt(),
-            100.0 * (dense_se / t).sqrt()
-        );
-        let events = t * nf * nf * rmse * rmse;
-        let bound = t * lambda + 4.0 * (t * lambda).sqrt() + 4.0;
-        assert!(
-            events <= bound,
-            "P = {P}, n = {n}: T·n²·MSE = {events} above {bound}"
-        );
-        assert!(
-            bias.abs() <= 4.0 * (lambda / t).sqrt() / nf + 1e-12,
-            "P = {P}, n = {n}: bias {bias}"
-        );
-        if n <= m / 8 {
-            assert!(rmse <= 1e-3, "P = {P}, n = {n}: RMSE {rmse} above 0.1 %");
-        }
-    }
+    let title =
+        format!("HllSparse P = {P}: n | list RMSE | list bias | theory √(q/2) | dense Hll RMSE");
+    let ns = [1, 2, 10, 100, m / 64, m / 32, m / 16, m / 8, cap];
+    sweep_with(
+        (P, &ns, 1 << 63, &title),
+        &mut *Box::new(HllSparse::<P>::new(Seed::new(1, 2))),
+        &mut *Box::new(Hll::<P>::new(Seed::new(1, 2))),
+        HllSparse::is_sparse,
+    )
 }
 
 #[test]
 fn hll_list_mode_is_exact_to_the_theory_below_9m_over_64() {
-    sweep_hll::<10>();
-    sweep_hll::<12>();
-    sweep_hll::<14>();
+    let worst = sweep_hll::<10>()
+        .max(sweep_hll::<12>())
+        .max(sweep_hll::<14>());
+    println!(
+        "HllSparse list: max relative RMSE {:.5} % (README: ≤ {} %)",
+        100.0 * worst,
+        100.0 * README_RMSE
+    );
+    assert!(worst <= README_RMSE, "max RMSE {worst}");
 }

@@ -24,7 +24,7 @@ fn stream() -> impl Strategy<Value = Vec<(u64, u64, u64)>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(17), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..loxo_tests::proptest_config(256, 17) })]
 
     #[test]
     fn gated_space_saving_keeps_its_guarantees(s in stream(), mode in 0u8..3) {
@@ -77,7 +77,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(18), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..loxo_tests::proptest_config(256, 18) })]
 
     /// `update_gated` (the bound computed only for an unmonitored key) leaves the same
     /// summary as `update_bounded`, calls its closure exactly when the key is not

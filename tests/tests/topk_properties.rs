@@ -36,7 +36,7 @@ fn report<T: TopK<u64>>(t: &T) -> heapless::Vec<Entry<u64>, 64> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(9), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..loxo_tests::proptest_config(256, 9) })]
 
     /// Metwally et al.: count − error ≤ f ≤ count for every monitored key; the
     /// minimum count is ≤ N/K, so every key with f > N/K is monitored.

@@ -5,9 +5,9 @@
 //! every message without a malformed-packet or expert warning and with the same
 //! fields.
 //!
-//! Skipped with a message when `nfcapd`, `nfdump` or `tshark` is missing, unless
-//! `LOXO_REQUIRE_COLLECTORS` is set (`.ci/run` sets it and installs them): then a
-//! missing collector fails the test.
+//! A missing `nfcapd`, `nfdump` or `tshark` fails the test, unless
+//! `LOXO_SKIP_COLLECTORS=1` is set: then it prints a `SKIPPED` line and returns
+//! (`loxo_tests::collectors`; `.ci/run` installs the collectors).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod capture_util;
@@ -27,24 +27,26 @@ use pcap_file::pcap::{PcapPacket, PcapWriter};
 /// port, protocol) → (packets, bytes).
 type Listing = BTreeMap<(IpAddr, IpAddr, u16, u16, u8), Vec<(u64, u64)>>;
 
-/// Whether `bin` runs; when it does not, skip (print why) or fail under
-/// `LOXO_REQUIRE_COLLECTORS`.
+/// Whether `bin` runs; when it does not, fail — or, under `LOXO_SKIP_COLLECTORS=1`,
+/// print a `SKIPPED` line and return false.
 fn available(bin: &str, arg: &str) -> bool {
-    if Command::new(bin)
+    match Command::new(bin)
         .arg(arg)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .is_ok()
     {
-        return true;
+        Ok(_) => true,
+        Err(e) => {
+            loxo_tests::collectors::missing(
+                bin,
+                &e.to_string(),
+                "Debian: apt-get install nfdump tshark",
+                None,
+            );
+            false
+        }
     }
-    assert!(
-        std::env::var_os("LOXO_REQUIRE_COLLECTORS").is_none(),
-        "{bin} is missing and LOXO_REQUIRE_COLLECTORS is set (apt-get install nfdump tshark)"
-    );
-    println!("SKIPPED: {bin} is not installed (apt-get install nfdump tshark)");
-    false
 }
 
 /// A UDP port free on 127.0.0.1 a moment ago.

@@ -828,7 +828,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: 8192,
-            rng_seed: proptest::test_runner::RngSeed::Fixed(18),
+            rng_seed: proptest::test_runner::RngSeed::Fixed(std::env::var("LOXO_PROPTEST_SEED").map_or(18, |s| s.trim().parse().expect("LOXO_PROPTEST_SEED: a decimal u64"))),
             ..ProptestConfig::default()
         })]
         /// Cut anywhere, a frame parses to what the whole frame parses to, or to

@@ -308,7 +308,7 @@ fn error_index_is_dense() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4096, rng_seed: proptest::test_runner::RngSeed::Fixed(6), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4096, rng_seed: proptest::test_runner::RngSeed::Fixed(std::env::var("LOXO_PROPTEST_SEED").map_or(6, |s| s.trim().parse().expect("LOXO_PROPTEST_SEED: a decimal u64"))), ..ProptestConfig::default() })]
     /// Random bytes never panic; an IP flow's weight is the slice length.
     #[test]
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {

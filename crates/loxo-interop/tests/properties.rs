@@ -11,7 +11,11 @@ use proptest::prelude::*;
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 64,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x10c5_0001),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(
+            std::env::var("LOXO_PROPTEST_SEED").map_or(0x10c5_0001, |s| {
+                s.trim().parse().expect("LOXO_PROPTEST_SEED: a decimal u64")
+            }),
+        ),
         ..ProptestConfig::default()
     }
 }

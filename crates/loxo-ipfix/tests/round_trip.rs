@@ -140,7 +140,11 @@ fn send(x: &mut Exporter, d: &mut Decoder, r: &Report, times: Times, buf_len: us
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(std::env::var("LOXO_PROPTEST_SEED").map_or(0xf1, |s| s.trim().parse().expect("LOXO_PROPTEST_SEED: a decimal u64"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn reports_round_trip(

@@ -324,7 +324,7 @@ mod props {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(7), ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 256, rng_seed: proptest::test_runner::RngSeed::Fixed(std::env::var("LOXO_PROPTEST_SEED").map_or(7, |s| s.trim().parse().expect("LOXO_PROPTEST_SEED: a decimal u64"))), ..ProptestConfig::default() })]
 
         /// Any interleaving of good, errored and oversized frames comes out
         /// as exactly the good frames, in order, byte for byte, and the

@@ -296,6 +296,122 @@ pub fn spread(frames: &[Vec<u8>], layout: &[&[(DataLink, u32)]]) -> (Vec<Section
     (sections, reference)
 }
 
+/// Whether the key rules, applied to a record of `wire_len` bytes of which `captured`
+/// were kept, must read a byte past the captured ones before they reach the frame's
+/// outcome: the records `loxo top` counts as `snapped` and `loxo replay` does not send.
+///
+/// The oracle of the snap-length tests, written for them from the key rules in
+/// `loxo_flow`'s crate docs (which header bytes decide a frame's outcome, in which
+/// order) and sharing no code with `loxo_flow::parse_frame_captured`, the function
+/// under test: the link layer (EtherType, QinQ / 802.1Q tags), then the IPv4 header
+/// (20 bytes; IHL, total length, fragment offset, protocol) or the IPv6 header (40
+/// bytes) and its extension chain (each header's next-header and length bytes, a
+/// fragment header's offset), then the first 4 bytes of the transport header when the
+/// protocol has ports and its header fits in the declared length. Every length is
+/// checked against `wire_len`: a frame that breaks a rule before its headers reach
+/// the cut is malformed, not cut.
+pub fn headers_cut(captured: &[u8], wire_len: usize) -> bool {
+    /// Why a walk stopped early: `Cut` (a byte it needs lies past the capture) or
+    /// `Decided` (the outcome is known: not IP, malformed, a fragment, AH/ESP).
+    enum Stop {
+        Cut,
+        Decided,
+    }
+    use Stop::{Cut, Decided};
+    let len = wire_len.max(captured.len());
+    // Bytes `at..at + n` of the frame: past the frame is a malformed frame (decided),
+    // past the capture a cut.
+    let get = |at: usize, n: usize| -> Result<&[u8], Stop> {
+        if at + n > len {
+            Err(Decided)
+        } else {
+            captured.get(at..at + n).ok_or(Cut)
+        }
+    };
+    let be16 = |at: usize| get(at, 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+    // Ports: TCP needs 20 bytes, UDP / ICMP / ICMPv6 8, SCTP 12 in the declared
+    // payload (`rem` bytes from `at`), of which the first 4 are read.
+    let ports = |proto: u8, at: usize, rem: usize| -> Result<(), Stop> {
+        let need = match proto {
+            6 => 20,
+            17 | 1 | 58 => 8,
+            132 => 12,
+            _ => return Err(Decided),
+        };
+        if rem < need {
+            return Err(Decided);
+        }
+        get(at, 4).map(|_| ())
+    };
+    let walk = || -> Result<(), Stop> {
+        let mut ethertype = be16(12)?;
+        let mut l3 = 14;
+        if ethertype == 0x88a8 {
+            ethertype = be16(16)?;
+            l3 = 18;
+            if ethertype != 0x8100 {
+                return Err(Decided);
+            }
+        }
+        if ethertype == 0x8100 {
+            ethertype = be16(l3 + 2)?;
+            l3 += 4;
+        }
+        let avail = len - l3.min(len);
+        match ethertype {
+            0x0800 => {
+                let h = get(l3, 20)?;
+                let ihl = usize::from(h[0] & 0x0f) * 4;
+                let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
+                let fragment = u16::from_be_bytes([h[6], h[7]]) & 0x1fff != 0;
+                if h[0] >> 4 != 4 || ihl < 20 || ihl > avail || total < ihl || total > avail {
+                    return Err(Decided);
+                }
+                if fragment {
+                    return Ok(());
+                }
+                ports(h[9], l3 + ihl, total - ihl)
+            }
+            0x86dd => {
+                let h = get(l3, 40)?;
+                let plen = usize::from(u16::from_be_bytes([h[4], h[5]]));
+                if h[0] >> 4 != 6 || 40 + plen > avail {
+                    return Err(Decided);
+                }
+                let (mut at, mut rem, mut nh) = (l3 + 40, plen, h[6]);
+                let mut walked = 0;
+                loop {
+                    let ext_len = match nh {
+                        0 | 43 | 60 => {
+                            if rem < 2 {
+                                return Err(Decided);
+                            }
+                            (usize::from(get(at + 1, 1)?[0]) + 1) * 8
+                        }
+                        44 => 8,
+                        50 | 51 => return Ok(()),
+                        _ => break,
+                    };
+                    walked += 1;
+                    if walked > loxo_flow::MAX_IPV6_EXTENSIONS || ext_len > rem {
+                        return Err(Decided);
+                    }
+                    let next = get(at, 1)?[0];
+                    if nh == 44 && be16(at + 2)? >> 3 != 0 {
+                        return Ok(());
+                    }
+                    nh = next;
+                    at += ext_len;
+                    rem -= ext_len;
+                }
+                ports(nh, at, rem)
+            }
+            _ => Err(Decided),
+        }
+    };
+    wire_len > captured.len() && matches!(walk(), Err(Cut))
+}
+
 /// Runs `loxo` with `args`.
 pub fn loxo(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loxo"))
