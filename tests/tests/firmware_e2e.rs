@@ -164,6 +164,29 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     let mean = get("cost.insns_per_frame_mean");
     println!("cost: {mean} instructions per frame (mean)");
     assert!(mean <= 1_000, "{mean} instructions per frame");
+    // The distribution the device keeps (a histogram at SysTick resolution, 40
+    // instructions): percentiles ordered, the mean inside them, every figure a whole
+    // number of ticks. The tail's budget (p99.9 ≤ 1 129, line rate of 64-byte frames
+    // at 168 MHz) is the flood issue's target, printed here, not yet asserted.
+    let (p50, p99, p999, max) = (
+        get("cost.insns_per_frame_p50"),
+        get("cost.insns_per_frame_p99"),
+        get("cost.insns_per_frame_p999"),
+        get("cost.insns_per_frame_max"),
+    );
+    println!("cost: p50 {p50}, p99 {p99}, p99.9 {p999}, max {max} instructions per frame");
+    assert!(
+        p50 <= p99 && p99 <= p999 && p999 <= max,
+        "{p50} {p99} {p999} {max}"
+    );
+    assert!(p50 > 0 && mean <= max, "{p50} {mean} {max}");
+    assert!([p50, p99, p999, max].iter().all(|v| v % 40 == 0));
+    let (end_mean, end_max) = (
+        get("cost.epoch_end_insns_mean"),
+        get("cost.epoch_end_insns_max"),
+    );
+    println!("epoch end: {end_mean} instructions (mean), {end_max} (max)");
+    assert!(end_mean > 0 && end_mean <= end_max, "{end_mean} {end_max}");
 
     // Per epoch: frame and malformed counts, then the elephants.
     let mut epochs: BTreeMap<u64, BTreeMap<&str, &str>> = BTreeMap::new();
