@@ -1,6 +1,61 @@
 //! Benchmarks (`benches/`) and accuracy-chart tools (`src/bin/`) of the loxo
 //! sketches; host only, never published.
 
+pub mod timing {
+    //! What the criterion benches share: a benchmark group of one pass over a fixed
+    //! number of elements, and the ns per element of every measured batch, recorded
+    //! for the ratio tables each bench prints after criterion's report.
+
+    use std::collections::BTreeMap;
+    use std::sync::{Mutex, PoisonError};
+    use std::time::{Duration, Instant};
+
+    use criterion::{Criterion, Throughput};
+
+    /// ns per element of every measured batch, by `group/name`.
+    static NS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
+
+    /// Records a batch of `elements` that took `elapsed` under `id`.
+    pub fn record(id: &str, elapsed: Duration, elements: u64) {
+        let ns = elapsed.as_secs_f64() * 1e9 / elements as f64;
+        NS.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(id.to_owned())
+            .or_default()
+            .push(ns);
+    }
+
+    /// Benchmarks `run` (one pass over `elements` elements) as ns per element, in
+    /// group `group`, 10 samples, recorded under `group/name`.
+    pub fn bench(c: &mut Criterion, group: &str, name: &str, elements: u64, mut run: impl FnMut()) {
+        let mut g = c.benchmark_group(group);
+        g.throughput(Throughput::Elements(elements));
+        g.sample_size(10);
+        let id = format!("{group}/{name}");
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    run();
+                }
+                let t = start.elapsed();
+                record(&id, t, iters * elements);
+                t
+            });
+        });
+        g.finish();
+    }
+
+    /// The median of the ns per element recorded under `id`, if any.
+    #[must_use]
+    pub fn median_ns(id: &str) -> Option<f64> {
+        let ns = NS.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut v = ns.get(id)?.clone();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    }
+}
+
 pub mod flow_frames {
     //! The `FlowMonitor` benchmark's frames, shared by `benches/flow.rs` and the
     //! `flow_cost` instruction counter (`valgrind --tool=callgrind`).
