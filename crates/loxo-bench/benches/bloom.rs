@@ -25,12 +25,10 @@
 //! printed.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use criterion::{Criterion, Throughput};
+use criterion::Criterion;
+use loxo_bench::timing::{bench, median_ns};
 use loxo_bloom::{
     bloom_bits, bloom_k, bloom_words, cuckoo_buckets, BinaryFuse16, BinaryFuse8, BlockedBloom,
     Bloom, Cuckoo, RegisterBloom,
@@ -70,37 +68,6 @@ type Bloom8 = Bloom<{ bloom_words(N, P8) }, { bloom_k(N, P8) }>;
 type Bloom16 = Bloom<{ bloom_words(N, P16) }, { bloom_k(N, P16) }>;
 type Cuckoo8 = Cuckoo<{ cuckoo_buckets(N) }, u8>;
 type Cuckoo16 = Cuckoo<{ cuckoo_buckets(N) }, u16>;
-
-static NS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
-
-fn record(name: &str, elapsed: Duration, elements: u64) {
-    let ns = elapsed.as_secs_f64() * 1e9 / elements as f64;
-    NS.lock()
-        .unwrap()
-        .entry(name.to_owned())
-        .or_default()
-        .push(ns);
-}
-
-/// Benchmarks `run` (one pass over `n` keys) as ns per key.
-fn bench(c: &mut Criterion, group: &str, name: &str, n: u64, mut run: impl FnMut()) {
-    let mut g = c.benchmark_group(group);
-    g.throughput(Throughput::Elements(n));
-    g.sample_size(10);
-    let id = format!("{group}/{name}");
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                run();
-            }
-            let t = start.elapsed();
-            record(&id, t, iters * n);
-            t
-        });
-    });
-    g.finish();
-}
 
 fn fast() -> fastbloom::BloomFilter {
     fastbloom::BloomFilter::with_false_pos(P)
@@ -440,7 +407,6 @@ fn static_filters(c: &mut Criterion) {
 }
 
 fn print_static_ratios() {
-    let ns = NS.lock().unwrap();
     println!("\nstatic filters, median ns per key (this run):");
     println!("| benchmark | loxo BinaryFuse | xorf BinaryFuse | loxo Bloom (same p) | loxo Cuckoo | fuse ÷ Bloom | fuse ÷ xorf |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
@@ -453,7 +419,7 @@ fn print_static_ratios() {
         "fuse8_build_1M",
         "fuse16_build_1M",
     ] {
-        let get = |name: &str| ns.get(&format!("{group}/{name}")).map(|v| median(v));
+        let get = |name: &str| median_ns(&format!("{group}/{name}"));
         let cell = |x: Option<f64>| x.map_or("—".to_owned(), |x| format!("{x:.2}"));
         let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) => format!("{:.2}×", a / b),
@@ -477,14 +443,7 @@ fn print_static_ratios() {
     }
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn print_ratios() {
-    let ns = NS.lock().unwrap();
     println!("\nmedian ns per key (this run):");
     println!("| benchmark | loxo Bloom | loxo BlockedBloom | loxo RegisterBloom | fastbloom | bloomfilter | Bloom ÷ fastbloom | Bloom ÷ BlockedBloom | Bloom ÷ RegisterBloom |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -497,7 +456,7 @@ fn print_ratios() {
         "contains_miss_10M_prehashed",
         "contains_miss_10M_prehashed_batch",
     ] {
-        let get = |name: &str| ns.get(&format!("{group}/{name}")).map(|v| median(v));
+        let get = |name: &str| median_ns(&format!("{group}/{name}"));
         let cell = |x: Option<f64>| x.map_or("—".to_owned(), |x| format!("{x:.2}"));
         let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) => format!("{:.2}×", a / b),

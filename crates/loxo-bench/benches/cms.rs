@@ -22,12 +22,10 @@
 //! printed.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use criterion::{Criterion, Throughput};
+use criterion::Criterion;
+use loxo_bench::timing::{bench, median_ns};
 use loxo_cms::{
     Cms, CmsCu, CmsTopK, CountSketch, HeavyGuardian, HeavyKeeper, SpaceSaving, TieredTopK, TopK,
 };
@@ -35,50 +33,21 @@ use loxo_core::{KeyHash, Seed};
 use loxo_tests::zipf::Zipf;
 
 const PACKETS: usize = 1_000_000;
+/// Elements of one benchmarked pass: the stream.
+const STREAM: u64 = PACKETS as u64;
 const SEED: Seed = Seed::new(0x5eed, 0xcafe);
-
-static NS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
-
-fn record(name: &str, elapsed: Duration, elements: u64) {
-    let ns = elapsed.as_secs_f64() * 1e9 / elements as f64;
-    NS.lock()
-        .unwrap()
-        .entry(name.to_owned())
-        .or_default()
-        .push(ns);
-}
-
-/// Benchmarks `run` (one pass over the stream, state kept across passes).
-fn bench(c: &mut Criterion, group: &str, name: &str, mut run: impl FnMut()) {
-    let mut g = c.benchmark_group(group);
-    g.throughput(Throughput::Elements(PACKETS as u64));
-    g.sample_size(10);
-    let id = format!("{group}/{name}");
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                run();
-            }
-            let t = start.elapsed();
-            record(&id, t, iters * PACKETS as u64);
-            t
-        });
-    });
-    g.finish();
-}
 
 fn cms(c: &mut Criterion, keys: &[u64]) {
     let g = "cms_update/keyed";
     let mut plain = Box::new(Cms::<2048, 4>::new(SEED));
-    bench(c, g, "loxo plain", || {
+    bench(c, g, "loxo plain", STREAM, || {
         for &k in keys {
             plain.add(&k.to_le_bytes(), 1);
         }
         black_box(&plain);
     });
     let mut cu = Box::new(CmsCu::<2048, 4>::new(SEED));
-    bench(c, g, "loxo conservative", || {
+    bench(c, g, "loxo conservative", STREAM, || {
         for &k in keys {
             cu.add(&k.to_le_bytes(), 1);
         }
@@ -86,7 +55,7 @@ fn cms(c: &mut Criterion, keys: &[u64]) {
     });
     // width = next_pow2(2·capacity/tolerance) = 2048, k = ⌊ln(1 − p)/ln ½⌋ = 4.
     let mut peer = count_min_sketch::CountMinSketch32::<u64>::new(1024, 0.94, 1.0).unwrap();
-    bench(c, g, "count-min-sketch", || {
+    bench(c, g, "count-min-sketch", STREAM, || {
         for k in keys {
             peer.add(k, 1);
         }
@@ -94,7 +63,7 @@ fn cms(c: &mut Criterion, keys: &[u64]) {
     });
     // width = next_pow2(2/tolerance) = 2048, k = 4.
     let mut sa = streaming_algorithms::CountMinSketch::<u64, u32>::new(0.94, 2.0 / 2048.0, ());
-    bench(c, g, "streaming_algorithms", || {
+    bench(c, g, "streaming_algorithms", STREAM, || {
         for k in keys {
             sa.push(k, &1);
         }
@@ -103,26 +72,26 @@ fn cms(c: &mut Criterion, keys: &[u64]) {
 
     let digests: Vec<KeyHash> = keys.iter().map(|&k| SEED.hash_u64(k)).collect();
     let g = "cms_update/prehashed";
-    bench(c, g, "loxo plain", || {
+    bench(c, g, "loxo plain", STREAM, || {
         for &h in &digests {
             plain.add_hash(h, 1);
         }
         black_box(&plain);
     });
-    bench(c, g, "loxo conservative", || {
+    bench(c, g, "loxo conservative", STREAM, || {
         for &h in &digests {
             cu.add_hash(h, 1);
         }
         black_box(&cu);
     });
     let mut cs = Box::new(CountSketch::<2048, 4>::new(SEED));
-    bench(c, g, "loxo count-sketch", || {
+    bench(c, g, "loxo count-sketch", STREAM, || {
         for &h in &digests {
             cs.add_hash(h, 1);
         }
         black_box(&cs);
     });
-    bench(c, "cms_estimate/prehashed", "loxo plain", || {
+    bench(c, "cms_estimate/prehashed", "loxo plain", STREAM, || {
         let mut sum = 0u64;
         for &h in &digests {
             sum = sum.wrapping_add(plain.estimate_hash(h));
@@ -131,93 +100,49 @@ fn cms(c: &mut Criterion, keys: &[u64]) {
     });
 }
 
+/// Benchmarks `t`'s updates over `keys`, hashed inside (`topk_update`), and over
+/// `pairs`, their precomputed digests (`topk_update/prehashed`); state kept across
+/// passes.
+fn bench_topk(
+    c: &mut Criterion,
+    name: &str,
+    t: &mut impl TopK<u64>,
+    keys: &[u64],
+    pairs: &[(u64, KeyHash)],
+) {
+    bench(c, "topk_update", name, STREAM, || {
+        for &k in keys {
+            t.update(&k, SEED.hash_u64(k), 1);
+        }
+        black_box(&*t);
+    });
+    bench(c, "topk_update/prehashed", name, STREAM, || {
+        for (k, h) in pairs {
+            t.update(k, *h, 1);
+        }
+        black_box(&*t);
+    });
+}
+
 fn topk(c: &mut Criterion, keys: &[u64]) {
-    let g = "topk_update";
-    let mut hk = Box::new(HeavyKeeper::<545, 1, 100, u64>::new(1));
-    bench(c, g, "loxo HeavyKeeper", || {
-        for &k in keys {
-            hk.update(&k, SEED.hash_u64(k), 1);
-        }
-        black_box(&hk);
-    });
-    let mut hk2 = Box::new(HeavyKeeper::<272, 2, 100, u64, 160>::new(1));
-    bench(c, g, "loxo HeavyKeeper 272x2 b1.6", || {
-        for &k in keys {
-            hk2.update(&k, SEED.hash_u64(k), 1);
-        }
-        black_box(&hk2);
-    });
-    let mut hg = Box::new(HeavyGuardian::<170, 2, 4, u64>::new(1));
-    bench(c, g, "loxo HeavyGuardian 170x2x4", || {
-        for &k in keys {
-            hg.update(&k, SEED.hash_u64(k), 1);
-        }
-        black_box(&hg);
-    });
-    let mut tt = Box::new(TieredTopK::<48, 278, 4200, u64>::new(1));
-    bench(c, g, "loxo TieredTopK 48x4+278+4200", || {
-        for &k in keys {
-            tt.update(&k, SEED.hash_u64(k), 1);
-        }
-        black_box(&tt);
-    });
-    let mut ss = Box::new(SpaceSaving::<u64, 215>::new());
-    bench(c, g, "loxo Space-Saving", || {
-        for &k in keys {
-            ss.update(&k, SEED.hash_u64(k), 1);
-        }
-        black_box(&ss);
-    });
-    let mut ct = Box::new(CmsTopK::<268, 4, 100, u64>::new(SEED));
-    bench(c, g, "loxo CMS-CU + heap", || {
-        for &k in keys {
-            ct.update(&k, SEED.hash_u64(k), 1);
-        }
-        black_box(&ct);
-    });
-    // The same three with precomputed digests: the cost a monitor pays after its
-    // one hash per packet.
+    // Precomputed digests: the cost a monitor pays after its one hash per packet.
     let digests: Vec<KeyHash> = keys.iter().map(|&k| SEED.hash_u64(k)).collect();
     let pairs: Vec<(u64, KeyHash)> = keys.iter().copied().zip(digests).collect();
-    let gp = "topk_update/prehashed";
-    bench(c, gp, "loxo HeavyKeeper", || {
-        for (k, h) in &pairs {
-            hk.update(k, *h, 1);
-        }
-        black_box(&hk);
-    });
-    bench(c, gp, "loxo HeavyKeeper 272x2 b1.6", || {
-        for (k, h) in &pairs {
-            hk2.update(k, *h, 1);
-        }
-        black_box(&hk2);
-    });
-    bench(c, gp, "loxo HeavyGuardian 170x2x4", || {
-        for (k, h) in &pairs {
-            hg.update(k, *h, 1);
-        }
-        black_box(&hg);
-    });
-    bench(c, gp, "loxo TieredTopK 48x4+278+4200", || {
-        for (k, h) in &pairs {
-            tt.update(k, *h, 1);
-        }
-        black_box(&tt);
-    });
-    bench(c, gp, "loxo Space-Saving", || {
-        for (k, h) in &pairs {
-            ss.update(k, *h, 1);
-        }
-        black_box(&ss);
-    });
-    bench(c, gp, "loxo CMS-CU + heap", || {
-        for (k, h) in &pairs {
-            ct.update(k, *h, 1);
-        }
-        black_box(&ct);
-    });
+    let mut hk = Box::new(HeavyKeeper::<545, 1, 100, u64>::new(1));
+    bench_topk(c, "loxo HeavyKeeper", &mut *hk, keys, &pairs);
+    let mut hk2 = Box::new(HeavyKeeper::<272, 2, 100, u64, 160>::new(1));
+    bench_topk(c, "loxo HeavyKeeper 272x2 b1.6", &mut *hk2, keys, &pairs);
+    let mut hg = Box::new(HeavyGuardian::<170, 2, 4, u64>::new(1));
+    bench_topk(c, "loxo HeavyGuardian 170x2x4", &mut *hg, keys, &pairs);
+    let mut tt = Box::new(TieredTopK::<48, 278, 4200, u64>::new(1));
+    bench_topk(c, "loxo TieredTopK 48x4+278+4200", &mut *tt, keys, &pairs);
+    let mut ss = Box::new(SpaceSaving::<u64, 215>::new());
+    bench_topk(c, "loxo Space-Saving", &mut *ss, keys, &pairs);
+    let mut ct = Box::new(CmsTopK::<268, 4, 100, u64>::new(SEED));
+    bench_topk(c, "loxo CMS-CU + heap", &mut *ct, keys, &pairs);
+    let g = "topk_update";
     let mut peer = heavykeeper::TopK::<u64>::with_seed(100, 570, 1, 1.08, 1);
-    bench(c, g, "heavykeeper", || {
+    bench(c, g, "heavykeeper", STREAM, || {
         for k in keys {
             peer.add(k, 1);
         }
@@ -225,15 +150,8 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
     });
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn print_table() {
-    let ns = NS.lock().unwrap();
-    let get = |id: &str| ns.get(id).map(|v| median(v));
+    let get = median_ns;
     println!("\nmedian ns per update (this run):");
     println!("| benchmark | ns/update | ÷ fastest peer |");
     println!("|---|---:|---:|");

@@ -17,15 +17,14 @@
 //! After criterion's own report, a ratio table (loxo ÷ fastest peer) is printed.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::hint::black_box;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cardinality_estimator::CardinalityEstimator;
-use criterion::{Criterion, Throughput};
+use criterion::Criterion;
 use hyperloglogplus::{HyperLogLog as _, HyperLogLogPlus};
+use loxo_bench::timing::{bench, median_ns, record};
 use loxo_core::{KeyHash, Seed};
 use loxo_hll::{Hll, Ull};
 use siphasher::sip::SipHasher13;
@@ -55,70 +54,38 @@ impl Hasher for Identity {
 type Sip = BuildHasherDefault<SipHasher13>;
 type Ce<H> = CardinalityEstimator<u64, H, 14, 6>;
 
-/// Mean ns per element of each benchmark, recorded on every measured batch.
-static NS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
-
-fn record(name: &str, elapsed: Duration, elements: u64) {
-    let ns = elapsed.as_secs_f64() * 1e9 / elements as f64;
-    NS.lock()
-        .unwrap()
-        .entry(name.to_owned())
-        .or_default()
-        .push(ns);
-}
-
-/// Benchmarks `run` (which inserts all `N` keys into a fresh sketch) as ns/insert.
-fn bench_insert(c: &mut Criterion, group: &str, name: &str, run: impl Fn()) {
-    let mut g = c.benchmark_group(group);
-    g.throughput(Throughput::Elements(N));
-    g.sample_size(10);
-    let id = format!("{group}/{name}");
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                run();
-            }
-            let t = start.elapsed();
-            record(&id, t, iters * N);
-            t
-        });
-    });
-    g.finish();
-}
-
 fn inserts(c: &mut Criterion) {
     // Keyed: the same keys 0..N, hashed by every sketch with SipHash-1-3.
     let g = "insert_10M/keyed";
-    bench_insert(c, g, "loxo", || {
+    bench(c, g, "loxo", N, || {
         let mut h = Box::new(Hll::<P>::new(SEED));
         for k in 0..N {
             h.insert_hash(SEED.hash_u64(k));
         }
         black_box(&h);
     });
-    bench_insert(c, g, "loxo ull", || {
+    bench(c, g, "loxo ull", N, || {
         let mut h = Box::new(Ull::<P>::new(SEED));
         for k in 0..N {
             h.insert_hash(SEED.hash_u64(k));
         }
         black_box(&h);
     });
-    bench_insert(c, g, "hyperloglockless", || {
+    bench(c, g, "hyperloglockless", N, || {
         let mut h = hyperloglockless::HyperLogLog::seeded(P, 0);
         for k in 0..N {
             h.insert(&k);
         }
         black_box(&h);
     });
-    bench_insert(c, g, "cardinality-estimator", || {
+    bench(c, g, "cardinality-estimator", N, || {
         let mut h = Ce::<SipHasher13>::new();
         for k in 0..N {
             h.insert(&k);
         }
         black_box(&h);
     });
-    bench_insert(c, g, "hyperloglogplus", || {
+    bench(c, g, "hyperloglogplus", N, || {
         let mut h: HyperLogLogPlus<u64, Sip> = HyperLogLogPlus::new(P, Sip::default()).unwrap();
         for k in 0..N {
             h.insert(&k);
@@ -130,35 +97,35 @@ fn inserts(c: &mut Criterion) {
     let digests: Vec<u64> = (0..N).map(|k| SEED.hash_u64(k).get()).collect();
     let d = &digests;
     let g = "insert_10M/prehashed";
-    bench_insert(c, g, "loxo", || {
+    bench(c, g, "loxo", N, || {
         let mut h = Box::new(Hll::<P>::new(SEED));
         for &x in d {
             h.insert_hash(KeyHash::from_u64(x));
         }
         black_box(&h);
     });
-    bench_insert(c, g, "loxo ull", || {
+    bench(c, g, "loxo ull", N, || {
         let mut h = Box::new(Ull::<P>::new(SEED));
         for &x in d {
             h.insert_hash(KeyHash::from_u64(x));
         }
         black_box(&h);
     });
-    bench_insert(c, g, "hyperloglockless", || {
+    bench(c, g, "hyperloglockless", N, || {
         let mut h = hyperloglockless::HyperLogLog::seeded(P, 0);
         for &x in d {
             h.insert_hash(x);
         }
         black_box(&h);
     });
-    bench_insert(c, g, "cardinality-estimator", || {
+    bench(c, g, "cardinality-estimator", N, || {
         let mut h = Ce::<Identity>::new();
         for &x in d {
             h.insert_hash(x);
         }
         black_box(&h);
     });
-    bench_insert(c, g, "hyperloglogplus", || {
+    bench(c, g, "hyperloglogplus", N, || {
         let mut h: HyperLogLogPlus<u64, BuildHasherDefault<Identity>> =
             HyperLogLogPlus::new(P, BuildHasherDefault::default()).unwrap();
         for x in d {
@@ -235,14 +202,7 @@ fn estimates(c: &mut Criterion) {
     bench_estimate(c, "hyperloglogplus", || hp.count());
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn print_ratios() {
-    let ns = NS.lock().unwrap();
     let peers = [
         "hyperloglockless",
         "cardinality-estimator",
@@ -252,7 +212,7 @@ fn print_ratios() {
     println!("| benchmark | loxo | hyperloglockless | cardinality-estimator | hyperloglogplus | loxo ÷ fastest |");
     println!("|---|---:|---:|---:|---:|---:|");
     for group in ["insert_10M/keyed", "insert_10M/prehashed", "estimate"] {
-        let get = |name: &str| ns.get(&format!("{group}/{name}")).map(|v| median(v));
+        let get = |name: &str| median_ns(&format!("{group}/{name}"));
         let Some(loxo) = get("loxo") else { continue };
         let peer: Vec<Option<f64>> = peers.iter().map(|p| get(p)).collect();
         let fastest = peer.iter().flatten().copied().fold(f64::INFINITY, f64::min);
@@ -278,8 +238,8 @@ fn print_ratios() {
         "insert_10M/keyed/loxo ull",
         "insert_10M/prehashed/loxo ull",
     ] {
-        if let Some(v) = ns.get(extra) {
-            println!("{extra}: {:.2} ns", median(v));
+        if let Some(v) = median_ns(extra) {
+            println!("{extra}: {v:.2} ns");
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::wire::{self, SketchKind};
 use loxo_core::{reduce, DecodeError, EncodeError, KeyHash, MergeError, Seed};
 
 /// Odd multiplier of the digest's high half: its top bits give the key's word pattern,
@@ -169,29 +169,15 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
         }
     }
 
-    /// The seed keys are hashed with.
-    #[must_use]
-    pub const fn seed(&self) -> Seed {
-        self.seed
-    }
-
-    /// Bytes of RAM the filter occupies (`64·B` plus the seed, padded to 64).
-    #[must_use]
-    pub const fn memory_bytes(&self) -> usize {
-        core::mem::size_of::<Self>()
-    }
+    seed_and_memory!(" (`64·B` plus the seed, padded to 64)");
+    keyed_set_methods!();
+    batch_lookups!("its block is", "BlockedBloom", "64, 7");
 
     /// The key's block (high 32 bits of the digest, Lemire-reduced) and probes.
     #[inline(always)]
     fn locate(h: KeyHash) -> (usize, Probes) {
         let d = h.get();
         (reduce(d, B as u32) as usize, Probes::new::<K>(d))
-    }
-
-    /// Inserts a key.
-    #[inline]
-    pub fn insert<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) {
-        self.insert_hash(self.seed.hash(key));
     }
 
     /// Inserts a key hashed by the caller with this filter's seed.
@@ -204,13 +190,6 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
                 words[w] |= 1 << bit;
             }
         }
-    }
-
-    /// True if the key may have been inserted; false means certainly not.
-    #[inline]
-    #[must_use]
-    pub fn contains<Q: AsRef<[u8]> + ?Sized>(&self, key: &Q) -> bool {
-        self.contains_hash(self.seed.hash(key))
     }
 
     /// [`contains`](Self::contains) for a key hashed by the caller.
@@ -230,60 +209,12 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
         })
     }
 
-    /// Looks up `N` keys at once: `found[i] == self.contains(&keys[i])`.
-    ///
-    /// Same answers as `N` calls of [`contains`](Self::contains), faster on a filter
-    /// larger than the CPU's caches: every key is hashed and its block prefetched
-    /// before any is tested, so the batch's cache misses overlap each other and the
-    /// hashing (on x86_64; elsewhere it is the same work as the loop). One cache line
-    /// per key is what makes this pay off more than for the classic filter's `K`
-    /// lines. 16–32 keys per batch suit x86_64; `slice::as_chunks` cuts a slice into
-    /// such arrays. Numbers: the crate README.
-    ///
-    /// ```
-    /// use loxo_bloom::BlockedBloom;
-    /// use loxo_core::Seed;
-    ///
-    /// let mut f = BlockedBloom::<64, 7>::new(Seed::new(1, 2));
-    /// f.insert(b"b");
-    /// assert_eq!(f.contains_batch(&[b"a", b"b", b"c"]), [false, true, false]);
-    ///
-    /// let keys: Vec<[u8; 8]> = (0..100u64).map(u64::to_le_bytes).collect();
-    /// let (batches, rest) = keys.as_chunks::<16>();
-    /// let found = batches.iter().flat_map(|b| f.contains_batch(b)).filter(|&x| x).count()
-    ///     + rest.iter().filter(|k| f.contains(k)).count();
-    /// assert_eq!(found, 0);
-    /// ```
-    #[inline]
-    #[must_use]
-    pub fn contains_batch<Q: AsRef<[u8]>, const N: usize>(&self, keys: &[Q; N]) -> [bool; N] {
-        crate::prefetch::batch(
-            &self.seed,
-            keys,
-            |h| self.prefetch_hash(h),
-            |h| self.contains_hash(h),
-        )
-    }
-
-    /// [`contains_batch`](Self::contains_batch) for keys hashed by the caller.
-    #[inline]
-    #[must_use]
-    pub fn contains_hash_batch<const N: usize>(&self, hashes: &[KeyHash; N]) -> [bool; N] {
-        crate::prefetch::batch_hashed(hashes, |h| self.prefetch_hash(h), |h| self.contains_hash(h))
-    }
-
     /// Prefetches the block a lookup of `h` reads.
     #[inline(always)]
     fn prefetch_hash(&self, h: KeyHash) {
         if let Some(block) = self.blocks.get(Self::locate(h).0) {
             crate::prefetch::prefetch(block);
         }
-    }
-
-    /// Inserts and returns whether the key was (maybe) present before.
-    #[inline]
-    pub fn insert_checked<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) -> bool {
-        self.insert_checked_hash(self.seed.hash(key))
     }
 
     /// [`insert_checked`](Self::insert_checked) for a key hashed by the caller.
@@ -407,15 +338,9 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     /// # Errors
     /// [`MergeError::SeedMismatch`] if the seeds differ.
     pub fn union_with(&mut self, other: &Self) -> Result<(), MergeError> {
-        if self.seed != other.seed {
-            return Err(MergeError::SeedMismatch);
-        }
-        for (a, b) in self.blocks.iter_mut().zip(&other.blocks) {
-            for (x, y) in a.0.iter_mut().zip(b.0) {
-                *x |= y;
-            }
-        }
-        Ok(())
+        let words = self.blocks.iter_mut().flat_map(|b| &mut b.0);
+        let other_words = other.blocks.iter().flat_map(|b| &b.0);
+        crate::words::merge([&self.seed, &other.seed], words, other_words, |x, y| x | y)
     }
 
     /// Intersection (bit-wise AND); its false-positive rate is higher than that of a
@@ -424,15 +349,9 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     /// # Errors
     /// [`MergeError::SeedMismatch`] if the seeds differ.
     pub fn intersect_with(&mut self, other: &Self) -> Result<(), MergeError> {
-        if self.seed != other.seed {
-            return Err(MergeError::SeedMismatch);
-        }
-        for (a, b) in self.blocks.iter_mut().zip(&other.blocks) {
-            for (x, y) in a.0.iter_mut().zip(b.0) {
-                *x &= y;
-            }
-        }
-        Ok(())
+        let words = self.blocks.iter_mut().flat_map(|b| &mut b.0);
+        let other_words = other.blocks.iter().flat_map(|b| &b.0);
+        crate::words::merge([&self.seed, &other.seed], words, other_words, |x, y| x & y)
     }
 
     const PARAMS: [u32; 4] = [B as u32, K, 0, 0];
@@ -450,19 +369,11 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     /// # Errors
     /// [`EncodeError::BufferTooSmall`].
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        let header = Header::new(
+        let (kind, words) = (
             SketchKind::BlockedBloom,
-            self.seed.fingerprint(),
-            Self::PARAMS,
-            (64 * B) as u32,
+            self.blocks.iter().flat_map(|b| &b.0),
         );
-        let mut enc = Encoder::new(buf, &header)?;
-        for b in &self.blocks {
-            for w in b.0 {
-                enc.put_u32(w);
-            }
-        }
-        Ok(enc.finish())
+        crate::words::encode(kind, &self.seed, Self::PARAMS, words, BLOCK_WORDS * B, buf)
     }
 
     /// Replaces the filter with a serialized one (same `B`, `K`, seed); on error
@@ -471,19 +382,9 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     /// # Errors
     /// As [`Bloom::decode_into`](crate::Bloom::decode_into).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        let payload = frame.checked_payload(
-            SketchKind::BlockedBloom,
-            Self::PARAMS,
-            &self.seed,
-            Some(4 * (BLOCK_WORDS * B)),
-        )?;
-        for (dst, src) in self.blocks.iter_mut().zip(payload.chunks_exact(64)) {
-            for (w, s) in dst.0.iter_mut().zip(src.chunks_exact(4)) {
-                *w = crate::le_u64(s) as u32;
-            }
-        }
-        Ok(())
+        let words = self.blocks.iter_mut().flat_map(|b| &mut b.0);
+        let (kind, count) = (SketchKind::BlockedBloom, BLOCK_WORDS * B);
+        crate::words::decode(bytes, kind, &self.seed, Self::PARAMS, words, count)
     }
 }
 

@@ -86,28 +86,14 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
         }
     }
 
-    /// The seed keys are hashed with.
-    #[must_use]
-    pub const fn seed(&self) -> Seed {
-        self.seed
-    }
-
-    /// Bytes of RAM the filter occupies: `4·M + 16`.
-    #[must_use]
-    pub const fn memory_bytes(&self) -> usize {
-        core::mem::size_of::<Self>()
-    }
+    seed_and_memory!(": `4·M + 16`");
+    keyed_set_methods!();
+    batch_lookups!("its `K` words are", "Bloom", "1024, 7");
 
     #[inline(always)]
     fn word_bit(h: KeyHash, i: u32) -> (usize, u32) {
         let idx = h.index(i, Self::BITS as u32) as usize;
         (idx >> 5, 1u32 << (idx & 31))
-    }
-
-    /// Inserts a key.
-    #[inline]
-    pub fn insert<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) {
-        self.insert_hash(self.seed.hash(key));
     }
 
     /// Inserts a key hashed by the caller with this filter's [`seed`](Self::seed).
@@ -120,14 +106,6 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
                 *x |= b;
             }
         }
-    }
-
-    /// True if the key may have been inserted (false positives at the rate above);
-    /// false means it certainly was not.
-    #[inline]
-    #[must_use]
-    pub fn contains<Q: AsRef<[u8]> + ?Sized>(&self, key: &Q) -> bool {
-        self.contains_hash(self.seed.hash(key))
     }
 
     /// [`contains`](Self::contains) for a key hashed by the caller.
@@ -143,47 +121,6 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
         all
     }
 
-    /// Looks up `N` keys at once: `found[i] == self.contains(&keys[i])`.
-    ///
-    /// Same answers as `N` calls of [`contains`](Self::contains), faster on a filter
-    /// larger than the CPU's caches: every key is hashed and its `K` words are
-    /// prefetched before any is tested, so the cache misses of the whole batch overlap
-    /// (on x86_64; elsewhere it is the same work as the loop). 16–32 keys per batch
-    /// suit x86_64; `slice::as_chunks` cuts a slice into such arrays. Numbers: the
-    /// crate README.
-    ///
-    /// ```
-    /// use loxo_bloom::Bloom;
-    /// use loxo_core::Seed;
-    ///
-    /// let mut f = Bloom::<1024, 7>::new(Seed::new(1, 2));
-    /// f.insert(b"b");
-    /// assert_eq!(f.contains_batch(&[b"a", b"b", b"c"]), [false, true, false]);
-    ///
-    /// let keys: Vec<[u8; 8]> = (0..100u64).map(u64::to_le_bytes).collect();
-    /// let (batches, rest) = keys.as_chunks::<16>();
-    /// let found = batches.iter().flat_map(|b| f.contains_batch(b)).filter(|&x| x).count()
-    ///     + rest.iter().filter(|k| f.contains(k)).count();
-    /// assert_eq!(found, 0);
-    /// ```
-    #[inline]
-    #[must_use]
-    pub fn contains_batch<Q: AsRef<[u8]>, const N: usize>(&self, keys: &[Q; N]) -> [bool; N] {
-        crate::prefetch::batch(
-            &self.seed,
-            keys,
-            |h| self.prefetch_hash(h),
-            |h| self.contains_hash(h),
-        )
-    }
-
-    /// [`contains_batch`](Self::contains_batch) for keys hashed by the caller.
-    #[inline]
-    #[must_use]
-    pub fn contains_hash_batch<const N: usize>(&self, hashes: &[KeyHash; N]) -> [bool; N] {
-        crate::prefetch::batch_hashed(hashes, |h| self.prefetch_hash(h), |h| self.contains_hash(h))
-    }
-
     /// Prefetches the `K` words a lookup of `h` reads.
     #[inline(always)]
     fn prefetch_hash(&self, h: KeyHash) {
@@ -193,13 +130,6 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
                 crate::prefetch::prefetch(x);
             }
         }
-    }
-
-    /// Inserts a key and returns whether it was (maybe) present before, in one pass:
-    /// `false` means certainly new. The primitive of a new-flow detector.
-    #[inline]
-    pub fn insert_checked<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) -> bool {
-        self.insert_checked_hash(self.seed.hash(key))
     }
 
     /// [`insert_checked`](Self::insert_checked) for a key hashed by the caller.
@@ -255,12 +185,10 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
         health::swamidass_baldi(self.count_ones(), Self::BITS, K)
     }
 
-    fn check_seed(&self, other: &Self) -> Result<(), MergeError> {
-        if self.seed == other.seed {
-            Ok(())
-        } else {
-            Err(MergeError::SeedMismatch)
-        }
+    /// `op` word by word over both filters' bits, if their seeds are equal.
+    fn merge(&mut self, other: &Self, op: impl Fn(u32, u32) -> u32) -> Result<(), MergeError> {
+        let (words, seeds) = (self.bits.as_raw_mut_slice(), [&self.seed, &other.seed]);
+        crate::words::merge(seeds, words, other.bits.as_raw_slice(), op)
     }
 
     /// Union: afterwards `self` is bit for bit the filter of both key sets. Equal
@@ -270,16 +198,7 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
     /// [`MergeError::SeedMismatch`] if the filters hash with different seeds (`self`
     /// is then unchanged).
     pub fn union_with(&mut self, other: &Self) -> Result<(), MergeError> {
-        self.check_seed(other)?;
-        for (a, b) in self
-            .bits
-            .as_raw_mut_slice()
-            .iter_mut()
-            .zip(other.bits.as_raw_slice())
-        {
-            *a |= b;
-        }
-        Ok(())
+        self.merge(other, |a, b| a | b)
     }
 
     /// Intersection (bit-wise AND). Every key in both sets is still reported, but the
@@ -290,16 +209,7 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
     /// # Errors
     /// [`MergeError::SeedMismatch`] as for [`union_with`](Self::union_with).
     pub fn intersect_with(&mut self, other: &Self) -> Result<(), MergeError> {
-        self.check_seed(other)?;
-        for (a, b) in self
-            .bits
-            .as_raw_mut_slice()
-            .iter_mut()
-            .zip(other.bits.as_raw_slice())
-        {
-            *a &= b;
-        }
-        Ok(())
+        self.merge(other, |a, b| a & b)
     }
 
     const PARAMS: [u32; 4] = [M as u32, K, 0, 0];
@@ -331,13 +241,8 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
     /// [`EncodeError::BufferTooSmall`] if `buf` is shorter than
     /// [`encoded_len`](Self::encoded_len).
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        crate::encode_words(
-            SketchKind::Bloom,
-            &self.seed,
-            Self::PARAMS,
-            self.bits.as_raw_slice(),
-            buf,
-        )
+        let words = self.bits.as_raw_slice();
+        crate::words::encode(SketchKind::Bloom, &self.seed, Self::PARAMS, words, M, buf)
     }
 
     /// Replaces the filter with the one serialized in `bytes` (same `M`, `K` and
@@ -348,14 +253,8 @@ impl<const M: usize, const K: u32> Bloom<M, K> {
     /// [`DecodeError::ParameterMismatch`], [`DecodeError::SeedMismatch`],
     /// [`DecodeError::InvalidValue`] for non-zero flags.
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let seed = self.seed;
-        crate::decode_words(
-            bytes,
-            SketchKind::Bloom,
-            &seed,
-            Self::PARAMS,
-            self.bits.as_raw_mut_slice(),
-        )
+        let words = self.bits.as_raw_mut_slice();
+        crate::words::decode(bytes, SketchKind::Bloom, &self.seed, Self::PARAMS, words, M)
     }
 }
 

@@ -81,17 +81,8 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
         }
     }
 
-    /// The seed keys are hashed with.
-    #[must_use]
-    pub const fn seed(&self) -> Seed {
-        self.seed
-    }
-
-    /// Bytes of RAM the filter occupies: `4·M + 16`.
-    #[must_use]
-    pub const fn memory_bytes(&self) -> usize {
-        core::mem::size_of::<Self>()
-    }
+    seed_and_memory!(": `4·M + 16`");
+    keyed_set_methods!();
 
     #[inline(always)]
     fn cell(h: KeyHash, i: u32) -> (usize, u32) {
@@ -112,22 +103,10 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
         self.words.get(w).map_or(0, |x| ((x >> s) & 15) as u8)
     }
 
-    /// Inserts a key (saturating counters).
-    #[inline]
-    pub fn insert<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) {
-        self.insert_hash(self.seed.hash(key));
-    }
-
     /// Inserts a key hashed by the caller with this filter's seed.
     #[inline]
     pub fn insert_hash(&mut self, h: KeyHash) {
         self.insert_checked_hash(h);
-    }
-
-    /// Inserts and returns whether the key was (maybe) present before.
-    #[inline]
-    pub fn insert_checked<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) -> bool {
-        self.insert_checked_hash(self.seed.hash(key))
     }
 
     /// [`insert_checked`](Self::insert_checked) for a key hashed by the caller.
@@ -143,13 +122,6 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
             }
         }
         present
-    }
-
-    /// True if the key may be present; false means certainly not.
-    #[inline]
-    #[must_use]
-    pub fn contains<Q: AsRef<[u8]> + ?Sized>(&self, key: &Q) -> bool {
-        self.contains_hash(self.seed.hash(key))
     }
 
     /// [`contains`](Self::contains) for a key hashed by the caller.
@@ -248,13 +220,8 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
     /// # Errors
     /// [`EncodeError::BufferTooSmall`].
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        crate::encode_words(
-            SketchKind::CountingBloom,
-            &self.seed,
-            Self::PARAMS,
-            &self.words,
-            buf,
-        )
+        let (kind, words) = (SketchKind::CountingBloom, &self.words);
+        crate::words::encode(kind, &self.seed, Self::PARAMS, words, M, buf)
     }
 
     /// Replaces the filter with a serialized one; on error `self` is unchanged.
@@ -262,14 +229,8 @@ impl<const M: usize, const K: u32> CountingBloom<M, K> {
     /// # Errors
     /// As [`Bloom::decode_into`](crate::Bloom::decode_into).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let seed = self.seed;
-        crate::decode_words(
-            bytes,
-            SketchKind::CountingBloom,
-            &seed,
-            Self::PARAMS,
-            &mut self.words,
-        )
+        let (kind, words) = (SketchKind::CountingBloom, &mut self.words);
+        crate::words::decode(bytes, kind, &self.seed, Self::PARAMS, words, M)
     }
 }
 

@@ -5,61 +5,13 @@ use core::fmt;
 use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
 use loxo_core::{mix64, DecodeError, EncodeError, KeyHash, Seed};
 
+use crate::Fingerprint;
+
 /// Fingerprints per bucket.
 pub const SLOTS: usize = 4;
 /// Evictions tried before an insert gives up and parks the homeless fingerprint in
 /// the victim slot (the reference implementation's bound).
 pub const MAX_KICKS: u32 = 500;
-
-/// A fingerprint width: `u8` (8 bits) or `u16` (16 bits). Sealed.
-pub trait Fingerprint: Copy + Eq + Default + fmt::Debug + sealed::Sealed {
-    /// Bits per fingerprint.
-    const BITS: u32;
-    /// Bytes per fingerprint on the wire.
-    const BYTES: usize;
-    /// The non-zero fingerprint of a digest (0 marks an empty slot).
-    fn from_digest(d: u64) -> Self;
-    /// As `u64`.
-    fn to_u64(self) -> u64;
-    /// From the low bits of a `u64` (wire decoding).
-    fn from_u64(v: u64) -> Self;
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for u8 {}
-    impl Sealed for u16 {}
-}
-
-impl Fingerprint for u8 {
-    const BITS: u32 = 8;
-    const BYTES: usize = 1;
-    #[inline]
-    fn from_digest(d: u64) -> Self {
-        ((d >> 32) as u8).max(1)
-    }
-    fn to_u64(self) -> u64 {
-        u64::from(self)
-    }
-    fn from_u64(v: u64) -> Self {
-        v as u8
-    }
-}
-
-impl Fingerprint for u16 {
-    const BITS: u32 = 16;
-    const BYTES: usize = 2;
-    #[inline]
-    fn from_digest(d: u64) -> Self {
-        ((d >> 32) as u16).max(1)
-    }
-    fn to_u64(self) -> u64 {
-        u64::from(self)
-    }
-    fn from_u64(v: u64) -> Self {
-        v as u16
-    }
-}
 
 /// The filter is full: the insert was refused and nothing changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,17 +106,7 @@ impl<const B: usize, F: Fingerprint> Cuckoo<B, F> {
         }
     }
 
-    /// The seed keys are hashed with.
-    #[must_use]
-    pub const fn seed(&self) -> Seed {
-        self.seed
-    }
-
-    /// Bytes of RAM the filter occupies.
-    #[must_use]
-    pub const fn memory_bytes(&self) -> usize {
-        core::mem::size_of::<Self>()
-    }
+    seed_and_memory!("");
 
     /// Fingerprints stored (inserts minus removals).
     #[must_use]

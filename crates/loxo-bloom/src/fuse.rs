@@ -1,4 +1,4 @@
-//! What the two binary fuse filters share: the layout ([`FuseLayout`]), the probe
+//! What the binary fuse filters of both widths ([`BinaryFuse<F>`](crate::BinaryFuse)) share: the layout ([`FuseLayout`]), the probe
 //! derivation, the wire frame and (feature `alloc`) the construction.
 //!
 //! A 3-wise binary fuse filter (Graf & Lemire, "Binary Fuse Filters: Fast and
@@ -277,6 +277,7 @@ mod build {
     use loxo_core::KeyHash;
 
     use super::{BuildError, FuseLayout, MAX_FUSE_ATTEMPTS, MAX_FUSE_KEYS};
+    use crate::{BinaryFuse, Fingerprint};
 
     /// A filter built on the host: its layout and fingerprints (`f/8` bytes each,
     /// little-endian), ready for [`BinaryFuse8::from_parts`](crate::BinaryFuse8::from_parts)
@@ -292,8 +293,8 @@ mod build {
         pub duplicates: usize,
     }
 
-    /// Builds the fingerprints of a `bits`-bit (8 or 16) 3-wise binary fuse filter
-    /// over the digests `hashes`, with the `xorf` crate's construction.
+    /// Builds the fingerprints of an `F::BITS`-bit (8 or 16) 3-wise binary fuse
+    /// filter over the digests `hashes`, with the `xorf` crate's construction.
     ///
     /// Why `xorf` and not a copy: its `BinaryFuse8`/`BinaryFuse16` are a port of the
     /// authors' reference construction (FastFilter/xorfilter, including the
@@ -304,7 +305,7 @@ mod build {
     /// — is paid on the host only, and the second point is checked: every build looks
     /// up all its keys with this crate's lookup before returning
     /// ([`BuildError::Inconsistent`]), and the golden files pin the bytes.
-    pub(crate) fn build(hashes: &[KeyHash], bits: u32) -> Result<FuseBuild, BuildError> {
+    pub(crate) fn build<F: Fingerprint>(hashes: &[KeyHash]) -> Result<FuseBuild, BuildError> {
         let mut keys: Vec<u64> = hashes.iter().map(|h| h.get()).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -315,7 +316,7 @@ mod build {
         let failed = |_| BuildError::Failed {
             attempts: MAX_FUSE_ATTEMPTS,
         };
-        let (d, fingerprints) = if bits == 8 {
+        let (d, fingerprints) = if F::BITS == 8 {
             let f = xorf::BinaryFuse8::try_from(&keys[..]).map_err(failed)?;
             (f.descriptor.clone(), f.fingerprints.into_vec())
         } else {
@@ -334,7 +335,7 @@ mod build {
             keys.len() as u32,
         )
         .map_err(|_| BuildError::Inconsistent)?;
-        if fingerprints.len() != layout.slots() * (bits as usize / 8) {
+        if fingerprints.len() != layout.slots() * F::BYTES {
             return Err(BuildError::Inconsistent);
         }
         let built = FuseBuild {
@@ -342,22 +343,9 @@ mod build {
             fingerprints,
             duplicates,
         };
-        let all_found = if bits == 8 {
-            let f = crate::BinaryFuse8::from_parts(
-                loxo_core::Seed::new(0, 0),
-                layout,
-                &built.fingerprints,
-            );
-            f.is_ok_and(|f| keys.iter().all(|&k| f.contains_hash(KeyHash::from_u64(k))))
-        } else {
-            let f = crate::BinaryFuse16::from_parts(
-                loxo_core::Seed::new(0, 0),
-                layout,
-                &built.fingerprints,
-            );
-            f.is_ok_and(|f| keys.iter().all(|&k| f.contains_hash(KeyHash::from_u64(k))))
-        };
-        if all_found {
+        let f =
+            BinaryFuse::<F>::from_parts(loxo_core::Seed::new(0, 0), layout, &built.fingerprints);
+        if f.is_ok_and(|f| keys.iter().all(|&k| f.contains_hash(KeyHash::from_u64(k)))) {
             Ok(built)
         } else {
             Err(BuildError::Inconsistent)

@@ -9,7 +9,7 @@
 //! | [`RegisterBloom<W, K>`] | membership | `8·W` bytes | one 64-bit word per key: one load and a mask compare per lookup; 27–84 % more bits for the same FPR |
 //! | [`CountingBloom<M, K>`] | membership with removal | `4·M` bytes (`8·M` 4-bit counters) | sticky saturation at 15 |
 //! | [`Cuckoo<B, F>`] | membership with removal | `4·B·size_of::<F>()` bytes | fewer bits/key below ≈ 3 % FPR |
-//! | [`BinaryFuse8`], [`BinaryFuse16`] | static membership (built on a host, then read-only) | `slots·f/8` bytes, borrowed (flash) | ≈ 1.13·log₂(1/p) bits/key at p = 2^−f; construction with feature `alloc` |
+//! | [`BinaryFuse<F>`]: [`BinaryFuse8`], [`BinaryFuse16`] | static membership (built on a host, then read-only) | `slots·f/8` bytes, borrowed (flash) | ≈ 1.13·log₂(1/p) bits/key at p = 2^−f; construction with feature `alloc` |
 //!
 //! Every filter hashes a key once with keyed SipHash-1-3 ([`loxo_core::Seed`]) and
 //! derives all its probes from that digest; pre-hashed variants (`*_hash`) take a
@@ -55,69 +55,38 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+#[macro_use]
+mod keyed;
+
+mod binary_fuse;
 mod blocked;
 mod bloom;
 mod counting;
 mod cuckoo;
+mod fingerprint;
 mod fuse;
-mod fuse16;
-mod fuse8;
 mod health;
 mod prefetch;
 mod register;
 mod sizing;
+mod words;
 
+pub use binary_fuse::{BinaryFuse, BinaryFuse16, BinaryFuse8};
 pub use blocked::BlockedBloom;
 pub use bloom::Bloom;
 pub use counting::{CountingBloom, COUNTER_MAX};
-pub use cuckoo::{Cuckoo, Fingerprint, Full, MAX_KICKS, SLOTS};
+pub use cuckoo::{Cuckoo, Full, MAX_KICKS, SLOTS};
+pub use fingerprint::Fingerprint;
 #[cfg(feature = "alloc")]
 pub use fuse::FuseBuild;
 pub use fuse::{
     BuildError, FuseLayout, FUSE_ARITY, MAX_FUSE_ATTEMPTS, MAX_FUSE_KEYS, MAX_SEGMENT_LENGTH,
 };
-pub use fuse16::BinaryFuse16;
-pub use fuse8::BinaryFuse8;
 pub use register::RegisterBloom;
 pub use sizing::{
     blocked_blocks, blocked_k, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln,
     optimal_k, register_k, register_words,
 };
-
-/// Writes a frame whose payload is `words`, `u32` little-endian (Bloom and counting
-/// Bloom filters).
-fn encode_words(
-    kind: loxo_core::wire::SketchKind,
-    seed: &loxo_core::Seed,
-    params: [u32; 4],
-    words: &[u32],
-    buf: &mut [u8],
-) -> Result<usize, loxo_core::EncodeError> {
-    let header =
-        loxo_core::wire::Header::new(kind, seed.fingerprint(), params, (4 * words.len()) as u32);
-    let mut enc = loxo_core::wire::Encoder::new(buf, &header)?;
-    for w in words {
-        enc.put_u32(*w);
-    }
-    Ok(enc.finish())
-}
-
-/// Reads a frame written by [`encode_words`] into `words` (all checks first: on error
-/// `words` is unchanged).
-fn decode_words(
-    bytes: &[u8],
-    kind: loxo_core::wire::SketchKind,
-    seed: &loxo_core::Seed,
-    params: [u32; 4],
-    words: &mut [u32],
-) -> Result<(), loxo_core::DecodeError> {
-    let frame = loxo_core::wire::Frame::parse(bytes)?;
-    let payload = frame.checked_payload(kind, params, seed, Some(4 * words.len()))?;
-    for (dst, src) in words.iter_mut().zip(payload.chunks_exact(4)) {
-        *dst = le_u64(src) as u32;
-    }
-    Ok(())
-}
 
 /// A little-endian `u64` from (up to) 8 bytes.
 fn le_u64(b: &[u8]) -> u64 {

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use loxo_core::wire::{self, Encoder, Frame, Header, SketchKind};
+use loxo_core::wire::{self, SketchKind};
 use loxo_core::{reduce, DecodeError, EncodeError, KeyHash, MergeError, Seed};
 
 /// Odd multiplier spreading the digest's low half over the 64 bits the in-word
@@ -85,17 +85,9 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
         }
     }
 
-    /// The seed keys are hashed with.
-    #[must_use]
-    pub const fn seed(&self) -> Seed {
-        self.seed
-    }
-
-    /// Bytes of RAM the filter occupies: `8·W + 16`.
-    #[must_use]
-    pub const fn memory_bytes(&self) -> usize {
-        core::mem::size_of::<Self>()
-    }
+    seed_and_memory!(": `8·W + 16`");
+    keyed_set_methods!();
+    batch_lookups!("its word is", "RegisterBloom", "128, 5");
 
     /// The word (high 32 bits of the digest, Lemire-reduced) and the key's mask: the
     /// low 32 bits, doubled to 64 and multiplied by an odd constant, cut into `K`
@@ -114,12 +106,6 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
         (word, mask)
     }
 
-    /// Inserts a key.
-    #[inline]
-    pub fn insert<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) {
-        self.insert_hash(self.seed.hash(key));
-    }
-
     /// Inserts a key hashed by the caller with this filter's seed.
     #[inline]
     pub fn insert_hash(&mut self, h: KeyHash) {
@@ -127,13 +113,6 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
         if let Some(x) = self.words.get_mut(w) {
             *x |= mask;
         }
-    }
-
-    /// True if the key may have been inserted; false means certainly not.
-    #[inline]
-    #[must_use]
-    pub fn contains<Q: AsRef<[u8]> + ?Sized>(&self, key: &Q) -> bool {
-        self.contains_hash(self.seed.hash(key))
     }
 
     /// [`contains`](Self::contains) for a key hashed by the caller.
@@ -144,49 +123,12 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
         self.words.get(w).is_some_and(|x| x & mask == mask)
     }
 
-    /// Looks up `N` keys at once: `found[i] == self.contains(&keys[i])`; every key is
-    /// hashed and its word prefetched before any is tested (on x86_64), as
-    /// [`BlockedBloom::contains_batch`](crate::BlockedBloom::contains_batch) does.
-    ///
-    /// ```
-    /// use loxo_bloom::RegisterBloom;
-    /// use loxo_core::Seed;
-    ///
-    /// let mut f = RegisterBloom::<128, 5>::new(Seed::new(1, 2));
-    /// f.insert(b"b");
-    /// assert_eq!(f.contains_batch(&[b"a", b"b", b"c"]), [false, true, false]);
-    /// ```
-    #[inline]
-    #[must_use]
-    pub fn contains_batch<Q: AsRef<[u8]>, const N: usize>(&self, keys: &[Q; N]) -> [bool; N] {
-        crate::prefetch::batch(
-            &self.seed,
-            keys,
-            |h| self.prefetch_hash(h),
-            |h| self.contains_hash(h),
-        )
-    }
-
-    /// [`contains_batch`](Self::contains_batch) for keys hashed by the caller.
-    #[inline]
-    #[must_use]
-    pub fn contains_hash_batch<const N: usize>(&self, hashes: &[KeyHash; N]) -> [bool; N] {
-        crate::prefetch::batch_hashed(hashes, |h| self.prefetch_hash(h), |h| self.contains_hash(h))
-    }
-
     /// Prefetches the word a lookup of `h` reads.
     #[inline(always)]
     fn prefetch_hash(&self, h: KeyHash) {
         if let Some(x) = self.words.get(Self::locate(h).0) {
             crate::prefetch::prefetch(x);
         }
-    }
-
-    /// Inserts and returns whether the key was (maybe) present before: `false` means
-    /// certainly new.
-    #[inline]
-    pub fn insert_checked<Q: AsRef<[u8]> + ?Sized>(&mut self, key: &Q) -> bool {
-        self.insert_checked_hash(self.seed.hash(key))
     }
 
     /// [`insert_checked`](Self::insert_checked) for a key hashed by the caller.
@@ -283,13 +225,8 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
     /// # Errors
     /// [`MergeError::SeedMismatch`] if the seeds differ.
     pub fn union_with(&mut self, other: &Self) -> Result<(), MergeError> {
-        if self.seed != other.seed {
-            return Err(MergeError::SeedMismatch);
-        }
-        for (x, y) in self.words.iter_mut().zip(&other.words) {
-            *x |= y;
-        }
-        Ok(())
+        let seeds = [&self.seed, &other.seed];
+        crate::words::merge(seeds, &mut self.words, &other.words, |x, y| x | y)
     }
 
     /// Intersection (bit-wise AND); its false-positive rate is higher than that of a
@@ -298,13 +235,8 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
     /// # Errors
     /// [`MergeError::SeedMismatch`] if the seeds differ.
     pub fn intersect_with(&mut self, other: &Self) -> Result<(), MergeError> {
-        if self.seed != other.seed {
-            return Err(MergeError::SeedMismatch);
-        }
-        for (x, y) in self.words.iter_mut().zip(&other.words) {
-            *x &= y;
-        }
-        Ok(())
+        let seeds = [&self.seed, &other.seed];
+        crate::words::merge(seeds, &mut self.words, &other.words, |x, y| x & y)
     }
 
     const PARAMS: [u32; 4] = [W as u32, K, 0, 0];
@@ -321,17 +253,8 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
     /// # Errors
     /// [`EncodeError::BufferTooSmall`].
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        let header = Header::new(
-            SketchKind::RegisterBloom,
-            self.seed.fingerprint(),
-            Self::PARAMS,
-            (8 * W) as u32,
-        );
-        let mut enc = Encoder::new(buf, &header)?;
-        for &w in &self.words {
-            enc.put_u64(w);
-        }
-        Ok(enc.finish())
+        let (kind, words) = (SketchKind::RegisterBloom, &self.words);
+        crate::words::encode(kind, &self.seed, Self::PARAMS, words, W, buf)
     }
 
     /// Replaces the filter with a serialized one (same `W`, `K`, seed); on error
@@ -340,17 +263,8 @@ impl<const W: usize, const K: u32> RegisterBloom<W, K> {
     /// # Errors
     /// As [`Bloom::decode_into`](crate::Bloom::decode_into).
     pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let frame = Frame::parse(bytes)?;
-        let payload = frame.checked_payload(
-            SketchKind::RegisterBloom,
-            Self::PARAMS,
-            &self.seed,
-            Some(8 * W),
-        )?;
-        for (dst, src) in self.words.iter_mut().zip(payload.chunks_exact(8)) {
-            *dst = crate::le_u64(src);
-        }
-        Ok(())
+        let (kind, words) = (SketchKind::RegisterBloom, &mut self.words);
+        crate::words::decode(bytes, kind, &self.seed, Self::PARAMS, words, W)
     }
 }
 

@@ -189,6 +189,15 @@ pub(crate) struct Mixture {
 }
 
 impl Mixture {
+    /// A mixture of `terms` terms, all zero.
+    const fn of_terms(terms: usize) -> Self {
+        Self {
+            coef: [0.0; 17],
+            rate: [0.0; 17],
+            terms,
+        }
+    }
+
     pub(crate) const fn at(&self, lambda: f64) -> f64 {
         let mut total = 0.0;
         let mut i = 0;
@@ -230,11 +239,7 @@ impl Mixture {
 /// ([`BlockedBloom::theoretical_fpr`](crate::BlockedBloom::theoretical_fpr)) is at most
 /// [`BLOCKED_HEADROOM`] times this at the `k` the sizing picks (unit test).
 pub(crate) const fn blocked_mixture(k: u32) -> Mixture {
-    let mut m = Mixture {
-        coef: [0.0; 17],
-        rate: [0.0; 17],
-        terms: k as usize + 1,
-    };
+    let mut m = Mixture::of_terms(k as usize + 1);
     let mut i = 0;
     while i <= k {
         let mut g = 0.0;
@@ -259,34 +264,61 @@ pub(crate) const fn blocked_mixture(k: u32) -> Mixture {
 /// `blocked_sizing_headroom_covers_the_exact_rate`). Sizing aims at `p / 1.025`.
 pub(crate) const BLOCKED_HEADROOM: f64 = 1.025;
 
-/// The `(blocks, K)` pair [`blocked_blocks`] and [`blocked_k`] return.
-const fn blocked_sizing(n: u64, p: f64) -> (usize, u32) {
-    assert!(
-        p > 0.0 && p < 1.0,
-        "blocked_blocks / blocked_k: the rate p must be in (0, 1)"
-    );
-    if n == 0 {
-        return (1, 1);
-    }
-    let target = p / BLOCKED_HEADROOM;
-    let (mut best, mut best_k) = (0.0, 1);
-    let mut k = 1;
-    while k <= 16 {
-        let load = blocked_mixture(k).max_load(target);
-        if load > best {
-            best = load;
-            best_k = k;
-        } else {
-            break; // the best load is unimodal in k: past the optimum
+/// The filters whose sizing searches `K` for the largest load per unit (block or
+/// word) at a rate: the sizing of each is the same search over its [`Mixture`].
+#[derive(Clone, Copy)]
+enum OneUnit {
+    /// [`BlockedBloom`](crate::BlockedBloom): 512-bit blocks, `K ≤ 16`, aiming at
+    /// `p / BLOCKED_HEADROOM`.
+    Blocked,
+    /// [`RegisterBloom`](crate::RegisterBloom): 64-bit words, `K ≤ 10`.
+    Register,
+}
+
+impl OneUnit {
+    /// The `(units, K)` pair of `n` keys at rate `p`: the `K` with the largest load
+    /// per unit at the target rate, and the units that load needs.
+    const fn sizing(self, n: u64, p: f64) -> (usize, u32) {
+        if !(p > 0.0 && p < 1.0) {
+            match self {
+                Self::Blocked => panic!("blocked_blocks / blocked_k: the rate p must be in (0, 1)"),
+                Self::Register => {
+                    panic!("register_words / register_k: the rate p must be in (0, 1)")
+                }
+            }
         }
-        k += 1;
+        if n == 0 {
+            return (1, 1);
+        }
+        let (target, max_k) = match self {
+            Self::Blocked => (p / BLOCKED_HEADROOM, 16),
+            Self::Register => (p, 10),
+        };
+        let (mut best, mut best_k) = (0.0, 1);
+        let mut k = 1;
+        while k <= max_k {
+            let mixture = match self {
+                Self::Blocked => blocked_mixture(k),
+                Self::Register => register_mixture(k),
+            };
+            let load = mixture.max_load(target);
+            if load > best {
+                best = load;
+                best_k = k;
+            } else {
+                break; // the best load is unimodal in k: past the optimum
+            }
+            k += 1;
+        }
+        let units = ceil_u64(n as f64 / best);
+        if units > u32::MAX as u64 {
+            match self {
+                Self::Blocked => panic!("blocked_blocks: more than 2^32 − 1 blocks needed"),
+                Self::Register => panic!("register_words: more than 2^32 − 1 words needed"),
+            }
+        }
+        (if units == 0 { 1 } else { units as usize }, best_k)
     }
-    let blocks = ceil_u64(n as f64 / best);
-    assert!(
-        blocks <= u32::MAX as u64,
-        "blocked_blocks: more than 2^32 − 1 blocks needed"
-    );
-    (if blocks == 0 { 1 } else { blocks as usize }, best_k)
 }
 
 /// 512-bit blocks of a [`BlockedBloom`](crate::BlockedBloom) for `n` keys at
@@ -319,7 +351,7 @@ const fn blocked_sizing(n: u64, p: f64) -> (usize, u32) {
 /// compile time when evaluated in a type or a `const`, as intended.
 #[must_use]
 pub const fn blocked_blocks(n: u64, p: f64) -> usize {
-    blocked_sizing(n, p).0
+    OneUnit::Blocked.sizing(n, p).0
 }
 
 /// Probes of the [`BlockedBloom`](crate::BlockedBloom) that [`blocked_blocks`]`(n, p)`
@@ -329,7 +361,7 @@ pub const fn blocked_blocks(n: u64, p: f64) -> usize {
 /// As [`blocked_blocks`].
 #[must_use]
 pub const fn blocked_k(n: u64, p: f64) -> u32 {
-    blocked_sizing(n, p).1
+    OneUnit::Blocked.sizing(n, p).1
 }
 
 /// The register-blocked rate at Poisson(`λ`) keys per word in closed form: a key's `k`
@@ -351,11 +383,7 @@ pub(crate) const fn register_mixture(k: u32) -> Mixture {
         occ[0] = 0.0;
         d += 1;
     }
-    let mut m = Mixture {
-        coef: [0.0; 17],
-        rate: [0.0; 17],
-        terms: k as usize + 1,
-    };
+    let mut m = Mixture::of_terms(k as usize + 1);
     let mut i = 0;
     while i <= k {
         let mut a = 0.0;
@@ -375,35 +403,6 @@ pub(crate) const fn register_mixture(k: u32) -> Mixture {
         i += 1;
     }
     m
-}
-
-/// The `(words, K)` pair [`register_words`] and [`register_k`] return.
-const fn register_sizing(n: u64, p: f64) -> (usize, u32) {
-    assert!(
-        p > 0.0 && p < 1.0,
-        "register_words / register_k: the rate p must be in (0, 1)"
-    );
-    if n == 0 {
-        return (1, 1);
-    }
-    let (mut best, mut best_k) = (0.0, 1);
-    let mut k = 1;
-    while k <= 10 {
-        let load = register_mixture(k).max_load(p);
-        if load > best {
-            best = load;
-            best_k = k;
-        } else {
-            break;
-        }
-        k += 1;
-    }
-    let words = ceil_u64(n as f64 / best);
-    assert!(
-        words <= u32::MAX as u64,
-        "register_words: more than 2^32 − 1 words needed"
-    );
-    (if words == 0 { 1 } else { words as usize }, best_k)
 }
 
 /// 64-bit words of a [`RegisterBloom`](crate::RegisterBloom) for `n` keys at
@@ -436,7 +435,7 @@ const fn register_sizing(n: u64, p: f64) -> (usize, u32) {
 /// compile time when evaluated in a type or a `const`, as intended.
 #[must_use]
 pub const fn register_words(n: u64, p: f64) -> usize {
-    register_sizing(n, p).0
+    OneUnit::Register.sizing(n, p).0
 }
 
 /// Bits per key of the [`RegisterBloom`](crate::RegisterBloom) that
@@ -446,7 +445,7 @@ pub const fn register_words(n: u64, p: f64) -> usize {
 /// As [`register_words`].
 #[must_use]
 pub const fn register_k(n: u64, p: f64) -> u32 {
-    register_sizing(n, p).1
+    OneUnit::Register.sizing(n, p).1
 }
 
 /// Buckets of a [`Cuckoo`](crate::Cuckoo) filter for `n` keys: the next power of two

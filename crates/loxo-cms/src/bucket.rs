@@ -3,7 +3,7 @@
 //! [`TieredTopK`](crate::TieredTopK)) and the buckets of keyed cells with their
 //! report (the last two).
 
-use loxo_core::mix64;
+use loxo_core::{mix64, KeyHash};
 
 use crate::entry::Entry;
 
@@ -53,6 +53,23 @@ impl<K: Copy + Eq, const L: usize> Bucket<K, L> {
             .zip(&self.counts)
             .find(|(k, &n)| n > 0 && *k == key)
             .map(|(_, &n)| n)
+    }
+
+    /// Puts `key` with `count` into cell `c` (nothing if there is no such cell).
+    #[inline(always)]
+    pub(crate) fn put(&mut self, c: usize, key: K, count: u32) {
+        if let (Some(k), Some(n)) = (self.keys.get_mut(c), self.counts.get_mut(c)) {
+            (*k, *n) = (key, count);
+        }
+    }
+
+    /// The count of `key` in the first of its `probes` buckets
+    /// (`hash.index(i, buckets.len())`, `i < probes`) that holds it.
+    pub(crate) fn estimate(buckets: &[Self], probes: u32, key: &K, hash: KeyHash) -> Option<u64> {
+        (0..probes).find_map(|i| {
+            let b = buckets.get(hash.index(i, buckets.len() as u32) as usize)?;
+            b.count_of(key).map(u64::from)
+        })
     }
 
     /// Every held (key, count) cell of `buckets`, in memory order.
@@ -112,5 +129,36 @@ pub(crate) fn report_heaviest<K: Copy, const M: usize>(
                 upper: None,
             },
         );
+    }
+}
+
+/// The digests and streams of the bucketed summaries' tests.
+#[cfg(test)]
+pub(crate) mod test_stream {
+    extern crate std;
+    use std::vec::Vec;
+
+    use loxo_core::{mix64, KeyHash};
+
+    /// The digest the tests give key `k`.
+    pub(crate) fn h(k: u64) -> KeyHash {
+        KeyHash::from_u64(mix64(k ^ 0xabc))
+    }
+
+    /// A skewed stream of `n` (key, weight) updates, weights 1..=1500, in which every
+    /// `one_off`-th update (the first included) is a one-off key (a flood).
+    pub(crate) fn skewed(n: usize, one_off: usize) -> Vec<(u64, u64)> {
+        let mut x = 99u64;
+        (0..n)
+            .map(|i| {
+                x = mix64(x.wrapping_add(1));
+                let key = if i % one_off == 0 {
+                    1 << 40 | i as u64 // one-off
+                } else {
+                    (x >> 40).trailing_zeros() as u64 * 1000 + (x & 7)
+                };
+                (key, 1 + (x >> 8) % 1500)
+            })
+            .collect()
     }
 }

@@ -104,6 +104,11 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             .unwrap_or(0)
     }
 
+    /// The count of `key`, if monitored.
+    pub(crate) fn count_of(&self, key: &K, h: KeyHash) -> Option<u64> {
+        self.find(key, h).map(|id| self.count(id))
+    }
+
     /// The report view of slot `id` (Space-Saving's bounds).
     pub(crate) fn entry(&self, id: usize) -> Option<Entry<K>> {
         self.slots.get(id).map(|s| entry(s, self.count(id)))

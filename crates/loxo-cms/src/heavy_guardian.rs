@@ -207,19 +207,14 @@ impl<const W: usize, const D: usize, const L: usize, K: Copy + Eq, const B: u32>
             return;
         };
         if take {
-            if let (Some(k), Some(n)) = (b.keys.get_mut(at.1), b.counts.get_mut(at.1)) {
-                (*k, *n) = (*key, w);
-            }
+            b.put(at.1, *key, w);
         } else if let Some(n) = b.counts.get_mut(at.1) {
             *n -= w;
         }
     }
 
     fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
-        (0..D).find_map(|i| {
-            let b = self.buckets.get(hash.index(i as u32, W as u32) as usize)?;
-            b.count_of(key).map(u64::from)
-        })
+        Bucket::estimate(&self.buckets, D as u32, key, hash)
     }
 
     fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
@@ -256,9 +251,8 @@ mod tests {
     use std::collections::HashMap;
     use std::vec::Vec;
 
-    use loxo_core::mix64;
-
     use super::*;
+    use crate::bucket::test_stream::{h, skewed};
 
     #[test]
     fn documented_size() {
@@ -266,32 +260,12 @@ mod tests {
         assert_eq!(core::mem::size_of::<HeavyGuardian<170, 2, 4, u64>>(), 8176);
     }
 
-    fn h(k: u64) -> KeyHash {
-        KeyHash::from_u64(mix64(k ^ 0xabc))
-    }
-
-    /// A skewed stream with a flood of one-off keys, weights 1..=1500.
-    fn stream(n: usize) -> Vec<(u64, u64)> {
-        let mut x = 99u64;
-        (0..n)
-            .map(|i| {
-                x = mix64(x.wrapping_add(1));
-                let key = if i % 3 == 0 {
-                    1 << 40 | i as u64 // one-off
-                } else {
-                    (x >> 40).trailing_zeros() as u64 * 1000 + (x & 7)
-                };
-                (key, 1 + (x >> 8) % 1500)
-            })
-            .collect()
-    }
-
     #[test]
     fn lower_bounds_hold_and_top_keys_are_found() {
         for weighted in [false, true] {
             let mut hg = HeavyGuardian::<8, 2, 8, u64>::new(3);
             let mut exact: HashMap<u64, u64> = HashMap::new();
-            for (i, (k, w)) in stream(60_000).into_iter().enumerate() {
+            for (i, (k, w)) in skewed(60_000, 3).into_iter().enumerate() {
                 let w = if weighted { w } else { 1 };
                 hg.update(&k, h(k), w);
                 *exact.entry(k).or_default() += w;
@@ -339,7 +313,7 @@ mod tests {
     #[test]
     fn halve_and_clear() {
         let mut hg = HeavyGuardian::<8, 2, 8, u64>::new(3);
-        for (k, w) in stream(10_000) {
+        for (k, w) in skewed(10_000, 3) {
             hg.update(&k, h(k), w);
         }
         let before = hg.total();

@@ -353,18 +353,13 @@ impl<const H: usize, const C: usize, const S: usize, K: Copy + Eq, const E: u32,
                 *x = 0;
             }
             if let Some(b) = self.heavy.get_mut(at.0) {
-                if let (Some(k), Some(n)) = (b.keys.get_mut(at.1), b.counts.get_mut(at.1)) {
-                    (*k, *n) = (*key, count);
-                }
+                b.put(at.1, *key, count);
             }
         }
     }
 
     fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
-        (0..2).find_map(|i| {
-            let b = self.heavy.get(hash.index(i, H as u32) as usize)?;
-            b.count_of(key).map(u64::from)
-        })
+        Bucket::estimate(&self.heavy, 2, key, hash)
     }
 
     fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {
@@ -408,33 +403,12 @@ mod tests {
     use std::collections::HashMap;
     use std::vec::Vec;
 
-    use loxo_core::mix64;
-
     use super::*;
+    use crate::bucket::test_stream::{h, skewed};
 
     #[test]
     fn documented_size() {
         assert_eq!(core::mem::size_of::<TieredTopK<48, 278, 4200, u64>>(), 8192);
-    }
-
-    fn h(k: u64) -> KeyHash {
-        KeyHash::from_u64(mix64(k ^ 0xabc))
-    }
-
-    /// A skewed stream where every other update is a one-off key, weights 1..=1500.
-    fn stream(n: usize) -> Vec<(u64, u64)> {
-        let mut x = 99u64;
-        (0..n)
-            .map(|i| {
-                x = mix64(x.wrapping_add(1));
-                let key = if i % 2 == 0 {
-                    1 << 40 | i as u64 // one-off
-                } else {
-                    (x >> 40).trailing_zeros() as u64 * 1000 + (x & 7)
-                };
-                (key, 1 + (x >> 8) % 1500)
-            })
-            .collect()
     }
 
     #[test]
@@ -442,7 +416,7 @@ mod tests {
         for weighted in [false, true] {
             let mut t = TieredTopK::<4, 64, 256, u64, 8>::new(3);
             let mut exact: HashMap<u64, u64> = HashMap::new();
-            for (k, w) in stream(60_000) {
+            for (k, w) in skewed(60_000, 2) {
                 let w = if weighted { w } else { 1 };
                 t.update(&k, h(k), w);
                 *exact.entry(k).or_default() += w;
@@ -593,7 +567,7 @@ mod tests {
     #[test]
     fn halve_and_clear() {
         let mut t = TieredTopK::<8, 32, 64, u64>::new(3);
-        for (k, w) in stream(10_000) {
+        for (k, w) in skewed(10_000, 2) {
             t.update(&k, h(k), w);
         }
         let before = t.total();

@@ -168,8 +168,7 @@ impl<const W: usize, const D: usize, const N: usize, K: Copy + Eq, C: Counter> T
     }
 
     fn estimate(&self, key: &K, hash: KeyHash) -> Option<u64> {
-        let id = self.heap.find(key, hash)?;
-        Some(self.heap.count(id))
+        self.heap.count_of(key, hash)
     }
 
     fn report<const M: usize>(&self, out: &mut heapless::Vec<Entry<K>, M>) {

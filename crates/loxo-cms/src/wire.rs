@@ -59,20 +59,17 @@ impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> 
     /// # Errors
     /// [`EncodeError::BufferTooSmall`].
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        let header = Header::new(
-            Self::KIND,
-            self.seed.fingerprint(),
-            Self::PARAMS,
-            Self::PAYLOAD as u32,
-        );
-        let mut enc = Encoder::new(buf, &header)?;
-        enc.put_u64(self.total);
-        for row in &self.rows {
-            for c in row {
-                enc.put(&c.to_u64().to_le_bytes()[..C::BYTES]);
-            }
-        }
-        Ok(enc.finish())
+        let (kind, params, total) = (Self::KIND, Self::PARAMS, Some(self.total));
+        encode_rows(
+            kind,
+            &self.seed,
+            params,
+            total,
+            &self.rows,
+            C::BYTES,
+            C::to_u64,
+            buf,
+        )
     }
 
     /// Replaces the sketch with a serialized one of the same geometry, counter width,
@@ -105,12 +102,50 @@ impl<const W: usize, const D: usize, C: Counter, U: UpdateRule> Cms<W, D, C, U> 
             }
         }
         self.total = total;
-        for (row, src) in self.rows.iter_mut().zip(cells.chunks_exact(W * C::BYTES)) {
-            for (c, b) in row.iter_mut().zip(src.chunks_exact(C::BYTES)) {
-                *c = C::from_le(b);
-            }
-        }
+        decode_rows(&mut self.rows, cells, C::BYTES, C::from_le);
         Ok(())
+    }
+}
+
+/// Writes a frame whose payload is `total` (if any, `u64`) then `rows` row by row,
+/// each cell the low `width` bytes of `to_u64(cell)`, little-endian.
+#[allow(clippy::too_many_arguments)] // the frame's fields, then the cells' encoding
+fn encode_rows<T: Copy, const W: usize>(
+    kind: SketchKind,
+    seed: &Seed,
+    params: [u32; 4],
+    total: Option<u64>,
+    rows: &[[T; W]],
+    width: usize,
+    to_u64: impl Fn(T) -> u64,
+    buf: &mut [u8],
+) -> Result<usize, EncodeError> {
+    let payload = 8 * usize::from(total.is_some()) + rows.len() * W * width;
+    let header = Header::new(kind, seed.fingerprint(), params, payload as u32);
+    let mut enc = Encoder::new(buf, &header)?;
+    if let Some(total) = total {
+        enc.put_u64(total);
+    }
+    for row in rows {
+        for &c in row {
+            enc.put(&to_u64(c).to_le_bytes()[..width]);
+        }
+    }
+    Ok(enc.finish())
+}
+
+/// Reads `rows` from `cells` as [`encode_rows`] wrote them (`width` bytes a cell,
+/// `from_le` of each); `cells` is the checked payload after the total.
+fn decode_rows<T, const W: usize>(
+    rows: &mut [[T; W]],
+    cells: &[u8],
+    width: usize,
+    from_le: impl Fn(&[u8]) -> T,
+) {
+    for (row, src) in rows.iter_mut().zip(cells.chunks_exact(W * width)) {
+        for (c, b) in row.iter_mut().zip(src.chunks_exact(width)) {
+            *c = from_le(b);
+        }
     }
 }
 
@@ -143,19 +178,18 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
     /// # Errors
     /// [`EncodeError::BufferTooSmall`].
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
-        let header = Header::new(
-            SketchKind::CountSketch,
-            self.seed.fingerprint(),
-            Self::PARAMS,
-            Self::PAYLOAD as u32,
-        );
-        let mut enc = Encoder::new(buf, &header)?;
-        for row in &self.rows {
-            for c in row {
-                enc.put(&c.to_le_bytes());
-            }
-        }
-        Ok(enc.finish())
+        let (kind, params) = (SketchKind::CountSketch, Self::PARAMS);
+        // Two's complement: an `i64`'s little-endian bytes are those of its `u64` bits.
+        encode_rows(
+            kind,
+            &self.seed,
+            params,
+            None,
+            &self.rows,
+            8,
+            |c| c as u64,
+            buf,
+        )
     }
 
     /// Replaces the sketch with a serialized one (same `W`, `D`, seed); on error
@@ -171,13 +205,11 @@ impl<const W: usize, const D: usize> CountSketch<W, D> {
             &self.seed,
             Some(Self::PAYLOAD),
         )?;
-        for (row, src) in self.rows.iter_mut().zip(p.chunks_exact(8 * W)) {
-            for (c, b) in row.iter_mut().zip(src.chunks_exact(8)) {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(b);
-                *c = i64::from_le_bytes(w);
-            }
-        }
+        decode_rows(&mut self.rows, p, 8, |b| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(b);
+            i64::from_le_bytes(w)
+        });
         Ok(())
     }
 }

@@ -72,24 +72,7 @@ impl FlowKey {
         dst_port: u16,
         protocol: u8,
     ) -> Self {
-        let mut bytes = [0u8; MAX_KEY_LEN];
-        let mut i = 0;
-        while i < 4 {
-            bytes[i] = src[i];
-            bytes[4 + i] = dst[i];
-            i += 1;
-        }
-        let sp = src_port.to_be_bytes();
-        let dp = dst_port.to_be_bytes();
-        bytes[8] = sp[0];
-        bytes[9] = sp[1];
-        bytes[10] = dp[0];
-        bytes[11] = dp[1];
-        bytes[12] = protocol;
-        Self {
-            len: V4_KEY_LEN as u8,
-            bytes,
-        }
+        Self::of_addresses(src, dst, src_port, dst_port, protocol)
     }
 
     /// An IPv6 key.
@@ -100,22 +83,35 @@ impl FlowKey {
         dst_port: u16,
         protocol: u8,
     ) -> Self {
+        Self::of_addresses(src, dst, src_port, dst_port, protocol)
+    }
+
+    /// The key of `A`-byte addresses (4 or 16): source, destination, ports
+    /// (big-endian), protocol; `2·A + 5` bytes ([`V4_KEY_LEN`], [`MAX_KEY_LEN`]).
+    #[inline(always)]
+    const fn of_addresses<const A: usize>(
+        src: [u8; A],
+        dst: [u8; A],
+        src_port: u16,
+        dst_port: u16,
+        protocol: u8,
+    ) -> Self {
         let mut bytes = [0u8; MAX_KEY_LEN];
         let mut i = 0;
-        while i < 16 {
+        while i < A {
             bytes[i] = src[i];
-            bytes[16 + i] = dst[i];
+            bytes[A + i] = dst[i];
             i += 1;
         }
-        let sp = src_port.to_be_bytes();
-        let dp = dst_port.to_be_bytes();
-        bytes[32] = sp[0];
-        bytes[33] = sp[1];
-        bytes[34] = dp[0];
-        bytes[35] = dp[1];
-        bytes[36] = protocol;
+        let [sp0, sp1] = src_port.to_be_bytes();
+        let [dp0, dp1] = dst_port.to_be_bytes();
+        bytes[2 * A] = sp0;
+        bytes[2 * A + 1] = sp1;
+        bytes[2 * A + 2] = dp0;
+        bytes[2 * A + 3] = dp1;
+        bytes[2 * A + 4] = protocol;
         Self {
-            len: MAX_KEY_LEN as u8,
+            len: (2 * A + 5) as u8,
             bytes,
         }
     }

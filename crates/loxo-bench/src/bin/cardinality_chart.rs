@@ -13,6 +13,9 @@
 
 use std::path::Path;
 
+use loxo_bench::chart::{
+    legend_upper_left, log_checkpoints, log_n_chart, on_two_threads, svg_path, trials_arg,
+};
 use loxo_core::{KeyHash, Seed};
 use loxo_hll::{Hll, HllSparse, Ull};
 use loxo_tests::DistinctKeys;
@@ -32,16 +35,6 @@ const K: usize = NAMES.len();
 
 /// Per checkpoint and estimator: Σ e² of the relative error e.
 type Sums = Vec<[f64; K]>;
-
-fn checkpoints() -> Vec<u64> {
-    // 1 … 10^6 on a log grid (8 points per decade), deduplicated.
-    let mut v: Vec<u64> = (0..=48)
-        .map(|i| 10f64.powf(f64::from(i) / 8.0).round() as u64)
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
 
 fn run(trials: u64, first: u64, ns: &[u64]) -> Sums {
     let mut sums = vec![[0.0; K]; ns.len()];
@@ -84,15 +77,9 @@ fn run(trials: u64, first: u64, ns: &[u64]) -> Sums {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let trials: u64 = match std::env::args().nth(1) {
-        Some(a) => a.parse()?,
-        None => 500,
-    };
-    let ns = checkpoints();
-    let (a, b) = std::thread::scope(|s| {
-        let h = s.spawn(|| run(trials, 1, &ns));
-        (run(trials, 0, &ns), h.join().unwrap())
-    });
+    let trials = trials_arg(500)?;
+    let ns = log_checkpoints(8, &[]);
+    let (a, b) = on_two_threads(|first| run(trials, first, &ns));
     let rmse: Vec<[f64; K]> = a
         .iter()
         .zip(&b)
@@ -106,8 +93,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cells: Vec<String> = r.iter().map(|x| format!("{:.3}", 100.0 * x)).collect();
         println!("| {n} | {} |", cells.join(" | "));
     }
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/img/cardinality_rmse.svg");
-    std::fs::create_dir_all(out.parent().unwrap())?;
+    let out = svg_path("cardinality_rmse.svg")?;
     draw(&out, &ns, &rmse, trials)?;
     println!("wrote {}", out.display());
     Ok(())
@@ -121,21 +107,12 @@ fn draw(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::new(out, (900, 560)).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("loxo cardinality sketches at m = {M}: relative RMSE over {trials} seeds"),
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(60)
-        .build_cartesian_2d((1f64..1.0e6).log_scale(), 0.0f64..4.0)?;
-    chart
-        .configure_mesh()
-        .x_desc("distinct keys n (log scale)")
-        .y_desc("relative RMSE (%)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .draw()?;
+    let mut chart = log_n_chart(
+        &root,
+        format!("loxo cardinality sketches at m = {M}: relative RMSE over {trials} seeds"),
+        0.0f64..4.0,
+        "relative RMSE (%)",
+    )?;
     let colors = [
         RGBColor(0, 90, 200),
         RGBColor(120, 170, 240),
@@ -168,12 +145,7 @@ fn draw(
             .label(label)
             .legend(move |(x, yy)| PathElement::new(vec![(x, yy), (x + 20, yy)], style));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .draw()?;
+    legend_upper_left(&mut chart)?;
     root.present()?;
     Ok(())
 }

@@ -12,6 +12,9 @@
 
 use std::path::Path;
 
+use loxo_bench::chart::{
+    legend_upper_left, log_checkpoints, log_n_chart, on_two_threads, svg_path, trials_arg,
+};
 use loxo_core::{KeyHash, Seed};
 use loxo_hll::Hll;
 use loxo_tests::DistinctKeys;
@@ -23,17 +26,6 @@ const NAMES: [&str; 3] = ["estimate (Ertl)", "estimate_classic", "estimate_marti
 
 /// Per checkpoint and estimator: (Σ e, Σ e²) of the relative error e.
 type Sums = Vec<[(f64, f64); 3]>;
-
-fn checkpoints() -> Vec<u64> {
-    // 1 … 10^6 on a log grid (12 points per decade), deduplicated.
-    let mut v: Vec<u64> = (0..=72)
-        .map(|i| 10f64.powf(f64::from(i) / 12.0).round() as u64)
-        .collect();
-    v.push((2.5 * M) as u64);
-    v.sort_unstable();
-    v.dedup();
-    v
-}
 
 fn run(trials: u64, first: u64, ns: &[u64]) -> Sums {
     let mut sums = vec![[(0.0, 0.0); 3]; ns.len()];
@@ -63,15 +55,9 @@ fn run(trials: u64, first: u64, ns: &[u64]) -> Sums {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let trials: u64 = match std::env::args().nth(1) {
-        Some(a) => a.parse()?,
-        None => 1000,
-    };
-    let ns = checkpoints();
-    let (a, b) = std::thread::scope(|s| {
-        let h = s.spawn(|| run(trials, 1, &ns));
-        (run(trials, 0, &ns), h.join().unwrap())
-    });
+    let trials = trials_arg(1000)?;
+    let ns = log_checkpoints(12, &[(2.5 * M) as u64]);
+    let (a, b) = on_two_threads(|first| run(trials, first, &ns));
     // (mean, standard deviation) per checkpoint and estimator.
     let stats: Vec<[(f64, f64); 3]> = a
         .iter()
@@ -94,8 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("| {n} | {} | {} | {} |", f(s[0]), f(s[1]), f(s[2]));
     }
 
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/img/hll_accuracy.svg");
-    std::fs::create_dir_all(out.parent().unwrap())?;
+    let out = svg_path("hll_accuracy.svg")?;
     draw(&out, &ns, &stats, trials)?;
     println!("wrote {}", out.display());
     Ok(())
@@ -110,21 +95,12 @@ fn draw(
     let root = SVGBackend::new(out, (900, 560)).into_drawing_area();
     root.fill(&WHITE)?;
     let theory = 100.0 * 1.04 / M.sqrt();
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("loxo Hll<{P}> (m = {M}): relative error, mean ± 1 sd over {trials} seeds"),
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(60)
-        .build_cartesian_2d((1f64..1.0e6).log_scale(), -8.0f64..8.0)?;
-    chart
-        .configure_mesh()
-        .x_desc("distinct keys n (log scale)")
-        .y_desc("relative error (%)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .draw()?;
+    let mut chart = log_n_chart(
+        &root,
+        format!("loxo Hll<{P}> (m = {M}): relative error, mean ± 1 sd over {trials} seeds"),
+        -8.0f64..8.0,
+        "relative error (%)",
+    )?;
 
     let colors = [
         RGBColor(0, 90, 200),
@@ -163,12 +139,7 @@ fn draw(
         [(2.5 * M, -8.0), (2.5 * M, 8.0)],
         BLACK.mix(0.2).stroke_width(1),
     ))?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .draw()?;
+    legend_upper_left(&mut chart)?;
     root.present()?;
     Ok(())
 }

@@ -11,8 +11,6 @@
     clippy::too_many_lines
 )]
 
-use std::path::Path;
-
 use loxo_cms::{CmsTopK, HeavyKeeper, SpaceSaving, TopK};
 use loxo_core::Seed;
 use loxo_tests::topk::{exact_counts, feed, score, Score};
@@ -110,8 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{name:<20} {b:>8} {:>7.3} {:>8.4}", s.f1, s.are);
         }
     }
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/img/topk_memory.svg");
-    std::fs::create_dir_all(out.parent().unwrap())?;
+    let out = loxo_bench::chart::svg_path("topk_memory.svg")?;
     let root = SVGBackend::new(&out, (1000, 480)).into_drawing_area();
     root.fill(&WHITE)?;
     let (l, r) = root.split_horizontally(500);

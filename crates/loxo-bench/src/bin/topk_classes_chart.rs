@@ -95,8 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cells: Vec<String> = f.iter().map(|x| format!("{x:.3}")).collect();
         println!("| {label} | {} |", cells.join(" | "));
     }
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/img/topk_classes_f1.svg");
-    std::fs::create_dir_all(out.parent().unwrap())?;
+    let out = loxo_bench::chart::svg_path("topk_classes_f1.svg")?;
     draw(&out, &rows)?;
     println!("wrote {}", out.display());
     Ok(())

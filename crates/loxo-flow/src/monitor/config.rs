@@ -1,0 +1,95 @@
+//! The monitor's configuration: [`Config`], what shares are of ([`ShareOf`]) and what
+//! happens at epoch end ([`EpochPolicy`]).
+
+use loxo_core::Seed;
+
+use crate::{ByteWeight, Theta};
+#[cfg(doc)]
+use crate::{FlowMonitor, Report};
+
+/// What an elephant's share is measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ShareOf {
+    /// Share of the epoch's bytes.
+    #[default]
+    Bytes,
+    /// Share of the epoch's packets.
+    Packets,
+}
+
+/// What happens to the elephant state at epoch end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum EpochPolicy {
+    /// Start the next epoch empty: every figure is of this epoch's frames.
+    #[default]
+    Reset,
+    /// Halve the candidates' counts and both Count-Min sketches (aging): elephants are
+    /// then of exponentially decayed traffic, and bounds hold for the halved weights
+    /// up to ±1 rounding per halving. Distinct counters are always reset.
+    Halve,
+}
+
+/// Monitor configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Config {
+    /// Hash seed (one keyed hash per frame, shared by every structure).
+    pub seed: Seed,
+    /// Elephant threshold θ: share ≥ θ (inclusive, exact).
+    pub theta: Theta,
+    /// Minimum absolute volume of an elephant, in the ranking measure (bytes or
+    /// packets, [`share_of`](Self::share_of)) within the epoch; 0 = off. An elephant
+    /// must hold both θ of the epoch *and* at least this much: the report lists the
+    /// flows whose upper bound reaches `max(⌈θ·T⌉, min_volume)` (certain when the lower
+    /// bound does), and [`Report::elephants_complete`] certifies that threshold. θ alone
+    /// is a share of the epoch's IP traffic, so when almost nothing in an epoch is IP
+    /// (garbage, non-IP floods) a few one-frame flows each hold a large share of a
+    /// tiny total; `min_volume` keeps them out. Recall 1 is kept for every flow at both
+    /// thresholds (a higher threshold only drops flows below it).
+    pub min_volume: u64,
+    /// Share measured in bytes or packets.
+    pub share_of: ShareOf,
+    /// What a byte is: the frame on the wire or its IP packet.
+    pub byte_weight: ByteWeight,
+    /// Close an epoch after this many frames (all frames, malformed included); 0 = only
+    /// on the caller's [`FlowMonitor::end_epoch`] (timer tick).
+    pub epoch_packets: u32,
+    /// Candidate policy at epoch end.
+    pub policy: EpochPolicy,
+}
+
+/// θ = 1 %.
+pub(super) const ONE_PERCENT: Theta = match Theta::new(1, 100) {
+    Some(t) => t,
+    None => panic!("1/100 is a valid threshold"),
+};
+
+impl Config {
+    /// The default configuration as a constant (for `static` monitors): a fixed demo
+    /// seed, θ = 1 % of bytes, no minimum volume (it depends on the epoch's length and
+    /// the link: the caller knows them), epochs closed by the caller,
+    /// [`EpochPolicy::Reset`].
+    pub const DEFAULT: Self = Self {
+        seed: Seed::new(0x6c6f_786f, 0x666c_6f77),
+        theta: ONE_PERCENT,
+        min_volume: 0,
+        share_of: ShareOf::Bytes,
+        byte_weight: ByteWeight::Wire,
+        epoch_packets: 0,
+        policy: EpochPolicy::Reset,
+    };
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl Default for Theta {
+    fn default() -> Self {
+        ONE_PERCENT
+    }
+}

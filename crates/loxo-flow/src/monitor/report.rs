@@ -1,0 +1,226 @@
+//! The end-of-epoch [`Report`]: its elephants with their [`Bounds`], in the report's
+//! order.
+
+use crate::{ByteWeight, FlowKey, ParseError, Theta};
+
+use super::config::ONE_PERCENT;
+use super::ShareOf;
+#[cfg(doc)]
+use super::{FlowMonitor, DEFAULT_CANDIDATES, FLOWS_P, NEW_FLOW_CAPACITY, SOURCES_P};
+
+/// Room for elephants in a [`Report`]. A monitor tracks up to `N` candidates
+/// ([`DEFAULT_CANDIDATES`] = 256); when more of them reach θ than fit, the report lists
+/// the certain ones first, then the largest possible ones, and counts the rest in
+/// [`Report::elephants_left_out`]. With θ ≥ 1/64 every candidate fits (at most ⌊1/θ⌋
+/// flows can have an upper bound ≥ θ, see [`FlowMonitor`]).
+pub const MAX_ELEPHANTS: usize = 64;
+
+/// Room for the largest blocklisted flows in a [`Report`] ([`Report::blocklisted`]).
+pub const MAX_BLOCKLISTED: usize = 8;
+
+/// Bounds on one figure of an elephant: the true value `v` satisfies
+/// `lower ≤ v ≤ upper`. `upper` always holds; `lower` always holds when
+/// `lower_certain`, else with probability ≥ 1 − e⁻³ ≈ 95 % (a Count-Min bound).
+///
+/// `saturated`: the other measure's Count-Min cells (`u32`) hit their maximum (more
+/// than 4 294 967 295 bytes in the flow's cells within one epoch): there is then no
+/// upper bound (`upper = u64::MAX`) and no lower bound (`lower = 0`), and the report
+/// says so instead of printing a wrong figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Bounds {
+    /// Lower bound.
+    pub lower: u64,
+    /// Upper bound (always holds).
+    pub upper: u64,
+    /// Whether `lower` holds always (true) or only with probability ≥ 95 % (false).
+    pub lower_certain: bool,
+    /// The sketch behind these bounds saturated: nothing is known.
+    pub saturated: bool,
+}
+
+impl Bounds {
+    /// True when the bounds pin the value exactly (`lower == upper`, both certain).
+    pub const fn is_exact(&self) -> bool {
+        self.lower_certain && self.lower == self.upper
+    }
+
+    /// True when `v` lies within the bounds.
+    pub const fn contains(&self, v: u64) -> bool {
+        self.lower <= v && v <= self.upper
+    }
+}
+
+/// One reported elephant (or candidate): a flow whose upper bound reaches θ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Elephant {
+    /// The flow.
+    pub key: FlowKey,
+    /// This epoch's bytes.
+    pub bytes: Bounds,
+    /// This epoch's packets.
+    pub packets: Bounds,
+    /// `true`: its share is ≥ θ for certain (the ranking measure's certain lower bound
+    /// reaches θ). `false`: *possible* — its upper bound reaches θ, its lower bound
+    /// does not.
+    pub certain: bool,
+}
+
+impl Elephant {
+    /// The bounds of the measure shares are taken in.
+    pub const fn ranked(&self, share_of: ShareOf) -> &Bounds {
+        match share_of {
+            ShareOf::Bytes => &self.bytes,
+            ShareOf::Packets => &self.packets,
+        }
+    }
+}
+
+/// End-of-epoch report; filled in place by [`FlowMonitor::end_epoch`] (7 120 bytes).
+#[derive(Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Report {
+    /// Epoch number, from 0.
+    pub epoch: u32,
+    /// Frames seen (all kinds).
+    pub frames: u64,
+    /// IP packets.
+    pub packets: u64,
+    /// Bytes of the IP packets, in the unit of [`byte_weight`](Self::byte_weight)
+    /// (wire lengths by default: the crate's key rules).
+    pub bytes: u64,
+    /// Non-first fragments among `packets`.
+    pub fragments: u64,
+    /// Frames that are not IP.
+    pub not_ip: u64,
+    /// Malformed frames per reason, indexed by [`ParseError::index`].
+    pub errors: [u64; ParseError::COUNT],
+    /// Estimated distinct flows (HLL, P = [`FLOWS_P`] = 14: relative standard error
+    /// 1.04/√16384 ≈ 0.81 %). Every IP frame is inserted; it does not saturate.
+    pub distinct_flows: u64,
+    /// Estimated distinct source addresses (HLL, P = [`SOURCES_P`] = 10: 3.3 %).
+    /// A source is inserted on each first frame of a flow as the new-flow filter sees
+    /// it, and on every frame once that filter is past its design load
+    /// ([`NEW_FLOW_CAPACITY`]): so a source is missed only if all its flows were
+    /// filter false positives below the design load (≤ about 1 % each), and never
+    /// collapses under a flood.
+    pub distinct_sources: u64,
+    /// New flows: flows of this epoch not seen in this or the previous epoch
+    /// (`insert_checked` on a filter per epoch). Never over-counted; a filter false
+    /// positive makes a new flow look known. Within the filters' rate
+    /// ([`new_flows_fpr`](Self::new_flows_fpr)) while `new_flows_saturated` is false;
+    /// only a lower bound when it is true.
+    pub new_flows: u64,
+    /// Estimated false-positive rate of the new-flow filters at epoch end (from their
+    /// fill): the share of new flows that may have been missed.
+    pub new_flows_fpr: f32,
+    /// True when this or the previous epoch put more than [`NEW_FLOW_CAPACITY`] flows
+    /// into its filter: `new_flows` is then a lower bound, not an estimate.
+    pub new_flows_saturated: bool,
+    /// The threshold the elephants were selected with.
+    pub theta: Theta,
+    /// The measure θ is a share of.
+    pub share_of: ShareOf,
+    /// The unit of `bytes` and of every elephant's bytes.
+    pub byte_weight: ByteWeight,
+    /// Elephants and candidates whose upper bound reaches θ: certain ones first, then
+    /// possible ones, each group by the ranking measure's upper bound, descending.
+    pub elephants: heapless::Vec<Elephant, MAX_ELEPHANTS>,
+    /// Candidates that reached θ but did not fit in `elephants` (the smallest possible
+    /// ones are left out first). 0 when θ ≥ 1/[`MAX_ELEPHANTS`].
+    pub elephants_left_out: u32,
+    /// True when every flow whose share is ≥ θ is among the candidates (listed or
+    /// counted in `elephants_left_out`): recall 1, certified for this epoch. Always
+    /// true for θ > 1/N; below that, true when the smallest tracked count was below θ.
+    pub elephants_complete: bool,
+    /// Addresses in the monitor's blocklist ([`FlowMonitor::set_blocklist`]); 0 when
+    /// it has none (then every `blocklisted*` figure is 0 / empty).
+    pub blocklist_len: u32,
+    /// Flows of this epoch with a blocklisted source or destination, each counted on
+    /// its first frame of the epoch as the new-flow filter sees it. Off by the two
+    /// filters' errors only: a flow whose first frame the new-flow filter took for
+    /// known (≤ about 1 % of flows below [`NEW_FLOW_CAPACITY`]) is missed, and a flow
+    /// whose addresses are both outside the blocklist is counted with probability ≤
+    /// 2·2^−bits (the blocklist's false positives). Past the new-flow filter's design
+    /// load the misses grow without bound: [`blocklisted_saturated`](Self::blocklisted_saturated)
+    /// says so, and the figure is then only a lower bound (up to those false positives).
+    pub blocklisted_flows: u64,
+    /// True when this epoch put more than [`NEW_FLOW_CAPACITY`] flows into the
+    /// new-flow filter: `blocklisted_flows` is then a lower bound, not a count.
+    pub blocklisted_saturated: bool,
+    /// The largest candidate flows with a blocklisted endpoint, with their bounds: the
+    /// certain elephants among them first, then by the ranking measure's upper bound
+    /// (descending), as [`elephants`](Self::elephants). Every flow heavier than the candidates'
+    /// smallest count is a candidate (see [`FlowMonitor`]), so no blocklisted flow
+    /// above that is left out except for room ([`MAX_BLOCKLISTED`]).
+    pub blocklisted: heapless::Vec<Elephant, MAX_BLOCKLISTED>,
+}
+
+impl Report {
+    /// An empty report (`const`, for a `static`).
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            epoch: 0,
+            frames: 0,
+            packets: 0,
+            bytes: 0,
+            fragments: 0,
+            not_ip: 0,
+            errors: [0; ParseError::COUNT],
+            distinct_flows: 0,
+            distinct_sources: 0,
+            new_flows: 0,
+            new_flows_fpr: 0.0,
+            new_flows_saturated: false,
+            theta: ONE_PERCENT,
+            share_of: ShareOf::Bytes,
+            byte_weight: ByteWeight::Wire,
+            elephants: heapless::Vec::new(),
+            elephants_left_out: 0,
+            elephants_complete: true,
+            blocklist_len: 0,
+            blocklisted_flows: 0,
+            blocklisted_saturated: false,
+            blocklisted: heapless::Vec::new(),
+        }
+    }
+
+    /// The epoch's total of the ranking measure (bytes or packets).
+    pub const fn ranked_total(&self) -> u64 {
+        match self.share_of {
+            ShareOf::Bytes => self.bytes,
+            ShareOf::Packets => self.packets,
+        }
+    }
+}
+
+/// Order of the report: certain before possible, then by the ranking upper bound
+/// (descending), then by key.
+fn rank(a: &Elephant, b: &Elephant, share_of: ShareOf) -> core::cmp::Ordering {
+    b.certain
+        .cmp(&a.certain)
+        .then(b.ranked(share_of).upper.cmp(&a.ranked(share_of).upper))
+        .then(a.key.cmp(&b.key))
+}
+
+/// Inserts `e` in order; when full, drops the last entry if `e` ranks before it.
+/// Returns false when one elephant (`e` or the dropped one) did not fit.
+pub(super) fn place<const M: usize>(
+    v: &mut heapless::Vec<Elephant, M>,
+    e: Elephant,
+    share_of: ShareOf,
+) -> bool {
+    let at = v.partition_point(|x| rank(x, &e, share_of).is_lt());
+    if at >= M {
+        return false;
+    }
+    let dropped = if v.is_full() {
+        v.pop().is_some()
+    } else {
+        false
+    };
+    let _ = v.insert(at, e);
+    !dropped
+}
