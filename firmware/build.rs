@@ -1,6 +1,7 @@
 //! Puts `memory.x` on the linker search path and relinks when it changes. The
 //! `costs` feature (a measurement build holding a second set of sketches and
-//! frames) gets the board's full 4 MiB of data SSRAM instead of the 128 KiB budget.
+//! frames) gets the board's full 4 MiB of data SSRAM and 4 MiB of code SSRAM instead
+//! of the 128 KiB / 256 KiB budget.
 //!
 //! Provisioning, outside the source tree: the device's hash seed
 //! (`LOXO_DEVICE_SEED`) and the control-channel key (`LOXO_CONTROL_KEY`), 32 hex
@@ -70,7 +71,9 @@ fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
     let memory = include_str!("link/memory.x");
     let memory = if env::var_os("CARGO_FEATURE_COSTS").is_some() {
-        memory.replace("LENGTH = 128K", "LENGTH = 4096K")
+        memory
+            .replace("LENGTH = 128K", "LENGTH = 4096K")
+            .replace("LENGTH = 256K", "LENGTH = 4096K")
     } else {
         memory.to_owned()
     };
