@@ -14,13 +14,18 @@
 pub fn blocked_fpr(blocks: u64, block_bits: u64, k: u32, n: u64) -> f64 {
     let q = 1.0 / blocks as f64;
     let miss = 1.0 - 1.0 / block_bits as f64;
+    let in_block = |c: u64| (1.0 - miss.powf(f64::from(k) * c as f64)).powi(k as i32);
+    if blocks <= 1 {
+        // One block holds every key: the recurrence below would divide by 1 − q = 0.
+        return in_block(n);
+    }
     // Binomial pmf by recurrence from c = 0; terms past c = mean + 40σ are < 1e-300.
     let mean = n as f64 * q;
     let last = n.min((mean + 40.0 * mean.sqrt() + 40.0) as u64);
     let mut pmf = (1.0 - q).powf(n as f64);
     let mut rate = 0.0;
     for c in 0..=last {
-        rate += pmf * (1.0 - miss.powf(f64::from(k) * c as f64)).powi(k as i32);
+        rate += pmf * in_block(c);
         pmf *= (n - c) as f64 / (c + 1) as f64 * q / (1.0 - q);
     }
     rate
