@@ -45,6 +45,7 @@
 pub mod datasketches;
 pub mod frequent;
 pub mod redis;
+pub mod theta;
 
 pub use datasketches::{DataSketchesHll, TargetType};
 pub use frequent::{encode_space_saving, FrequentItemsView};

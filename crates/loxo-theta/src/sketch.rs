@@ -341,9 +341,20 @@ impl<const K: usize> ThetaSketch<K> {
     /// into a smaller `K`.
     ///
     /// `None` when the parts break a rule (θ out of range, a value 0 or not below θ,
-    /// a duplicate, an empty sketch with values).
+    /// a duplicate, an empty sketch with values). Public for decoders of foreign
+    /// formats (loxo-interop's DataSketches images).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_theta::{ThetaSketch, THETA_MAX};
+    ///
+    /// let half = THETA_MAX / 2 + 1; // θ = 1/2
+    /// let s = ThetaSketch::<64>::from_parts(Seed::new(1, 2), half, false, [5, 9].into_iter());
+    /// assert_eq!(s.map(|s| s.estimate().round()), Some(4.0)); // 2 values / θ
+    /// assert!(ThetaSketch::<64>::from_parts(Seed::new(1, 2), 10, false, [11].into_iter()).is_none());
+    /// ```
     #[allow(dead_code)] // the wire decoders use it
-    pub(crate) fn from_parts(
+    pub fn from_parts(
         seed: Seed,
         theta: u64,
         empty: bool,
