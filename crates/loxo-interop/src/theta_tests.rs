@@ -193,6 +193,7 @@ fn set_operation_states_encode_as_datasketches_would() {
     // an empty A minus a sampled B: empty, θ back to 1
     let mut a = ThetaSketch::<256>::new(seed);
     a.subtract(&keyed::<256>(seed, 0..10_000)).unwrap();
+    assert_eq!(a.theta_long(), THETA_MAX);
     assert_eq!(encode(&a).len(), 8);
 }
 

@@ -290,6 +290,10 @@ impl<const K: usize> ThetaSketch<K> {
     /// [`MergeError::SeedMismatch`] when the seeds differ (`self` is untouched).
     pub fn subtract<const K2: usize>(&mut self, other: &ThetaSketch<K2>) -> Result<(), MergeError> {
         self.same_seed(other)?;
+        if self.empty {
+            // Nothing minus anything is empty, θ = 1 (as DataSketches' A-not-B).
+            return Ok(());
+        }
         self.retain_below(other.theta, |v| !other.table.contains(v));
         Ok(())
     }
