@@ -342,7 +342,6 @@ impl<const K: usize> ThetaSketch<K> {
     ///
     /// `None` when the parts break a rule (θ out of range, a value 0 or not below θ,
     /// a duplicate, an empty sketch with values).
-    #[allow(dead_code)] // the wire decoders use it
     pub(crate) fn from_parts(
         seed: Seed,
         theta: u64,
@@ -384,5 +383,17 @@ impl<const K: usize> fmt::Debug for ThetaSketch<K> {
             .field("empty", &self.empty)
             .field("estimate", &self.estimate())
             .finish_non_exhaustive()
+    }
+}
+
+/// Two sketches are equal when they hash with the same seed and hold the same
+/// sketch: θ, emptiness and the same set of retained values (whatever their slots).
+impl<const K: usize> PartialEq for ThetaSketch<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.seed == other.seed
+            && self.theta == other.theta
+            && self.empty == other.empty
+            && self.count == other.count
+            && other.values().all(|v| self.table.contains(v))
     }
 }
