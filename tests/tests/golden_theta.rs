@@ -12,7 +12,7 @@ use loxo_tests::golden_round_trip;
 use loxo_theta::{ThetaSketch, THETA_MAX};
 
 /// "golden", "theta".
-const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x7468_6574_61);
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0074_6865_7461);
 
 fn sketch(keys: std::ops::Range<u32>) -> ThetaSketch<256> {
     let mut s = ThetaSketch::<256>::new(SEED);

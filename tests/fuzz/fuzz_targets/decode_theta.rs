@@ -12,7 +12,7 @@ use loxo_core::Seed;
 use loxo_theta::ThetaSketch;
 
 /// The seed the golden files and the corpus were made with.
-const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x7468_6574_61);
+const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x0074_6865_7461);
 
 fn check<const K: usize>(data: &[u8]) {
     let mut target = ThetaSketch::<K>::new(SEED);
