@@ -11,4 +11,5 @@ pub mod gateway;
 pub mod key;
 pub mod resp;
 pub mod sketch;
+pub mod theta;
 pub mod trace;

@@ -287,7 +287,8 @@ pub fn not_a_sketch(bytes: &[u8]) -> Option<String> {
 }
 
 /// A human-readable description of any loxo frame: the envelope, then what the
-/// kind's payload says (for HLL: estimates and fill).
+/// kind's payload says (for HLL: estimates and fill; for Theta: θ, the retained
+/// values and the estimate with its bounds at 1–3 standard deviations).
 ///
 /// Every figure comes from the frame's bytes with checked arithmetic, and the
 /// payload length must be the one the frame's parameters imply
@@ -366,6 +367,8 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
             "memory:           {} bytes on a device",
             sketch.memory_bytes()
         )?;
+    } else if h.kind == SketchKind::Theta {
+        crate::theta::summarize(bytes)?.write_text(&mut out)?;
     } else {
         let p = frame.payload();
         match expected_payload_len(h.kind, h.params, p) {

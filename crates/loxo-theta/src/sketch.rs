@@ -357,7 +357,6 @@ impl<const K: usize> ThetaSketch<K> {
     /// assert_eq!(s.map(|s| s.estimate().round()), Some(4.0)); // 2 values / θ
     /// assert!(ThetaSketch::<64>::from_parts(Seed::new(1, 2), 10, false, [11].into_iter()).is_none());
     /// ```
-    #[allow(dead_code)] // the wire decoders use it
     pub fn from_parts(
         seed: Seed,
         theta: u64,
@@ -399,5 +398,17 @@ impl<const K: usize> fmt::Debug for ThetaSketch<K> {
             .field("empty", &self.empty)
             .field("estimate", &self.estimate())
             .finish_non_exhaustive()
+    }
+}
+
+/// Two sketches are equal when they hash with the same seed and hold the same
+/// sketch: θ, emptiness and the same set of retained values (whatever their slots).
+impl<const K: usize> PartialEq for ThetaSketch<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.seed == other.seed
+            && self.theta == other.theta
+            && self.empty == other.empty
+            && self.count == other.count
+            && other.values().all(|v| self.table.contains(v))
     }
 }
