@@ -41,8 +41,12 @@ fn inserts(c: &mut Criterion) {
     let g = "insert_1M/prehashed";
     bench(c, g, "hll12", N, || pass!(Hll::<12>::new(SEED), d));
     bench(c, g, "ull12", N, || pass!(Ull::<12>::new(SEED), d));
-    bench(c, g, "theta512", N, || pass!(ThetaSketch::<512>::new(SEED), d));
-    bench(c, g, "theta4096", N, || pass!(ThetaSketch::<4096>::new(SEED), d));
+    bench(c, g, "theta512", N, || {
+        pass!(ThetaSketch::<512>::new(SEED), d);
+    });
+    bench(c, g, "theta4096", N, || {
+        pass!(ThetaSketch::<4096>::new(SEED), d);
+    });
     let few = &digests[..EXACT_N as usize];
     bench(c, "insert_1k/prehashed", "theta4096 exact", EXACT_N, || {
         pass!(ThetaSketch::<4096>::new(SEED), few);
