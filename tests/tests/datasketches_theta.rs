@@ -20,11 +20,8 @@
 //! * DataSketches refuses a loxo image under another seed, and loxo refuses
 //!   DataSketches' images under a keyed loxo seed.
 //!
-//! The 2σ bounds are equal bit for bit above 120 retained values (and in exact
-//! mode); at 120 or fewer sampled values DataSketches computes exact binomial bounds
-//! that loxo-theta does not have yet (issue 29, another branch), so there both
-//! intervals are only checked to hold the estimate (they differ by up to ~30 % at 0
-//! values) — to be made exact when those bounds land.
+//! The 2σ bounds are equal bit for bit at every retained count (loxo-theta ports
+//! DataSketches' binomial bounds, closed forms, tables and exact sums alike).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
@@ -105,16 +102,7 @@ fn assert_figures<const K: usize>(r: &HashMap<String, String>, name: &str, s: &T
         get("lower2").parse().unwrap(),
         get("upper2").parse().unwrap(),
     );
-    if s.retained() > 120 || !s.is_estimation_mode() {
-        // Above 120 values DataSketches' bounds are the closed-form approximation
-        // loxo implements (and exact counts are exact): equal to the last bit.
-        assert_eq!((s.lower_bound(2), s.upper_bound(2)), (lo, hi), "{ctx}");
-    } else {
-        // Loose (see the module docs): both intervals hold the estimate.
-        let e = s.estimate();
-        assert!(lo <= e && e <= hi, "{ctx}: DataSketches {lo} ..= {hi}");
-        assert!(s.lower_bound(2) <= e && e <= s.upper_bound(2), "{ctx}");
-    }
+    assert_eq!((s.lower_bound(2), s.upper_bound(2)), (lo, hi), "{ctx}");
 }
 
 /// DataSketches' union, intersection and A-not-B of the images at `a_path` and
