@@ -43,6 +43,12 @@ pub(crate) struct Args {
     /// they then combine with that seed's `theta` frames).
     #[arg(long, value_name = "S", default_value_t = loxo_interop::theta::DEFAULT_UPDATE_SEED, value_parser = theta_ds::parse_ds_seed)]
     ds_seed: u64,
+    /// Combine in a sketch of at least this K (a power of two 32 ..= 65536): for
+    /// DataSketches images, which do not say their K and are read into the smallest
+    /// K that holds their values, this keeps a union from trimming to fewer values
+    /// than the sketches they came from would (pass their K).
+    #[arg(short, long, value_name = "K", value_parser = slots)]
+    k: Option<u32>,
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
@@ -60,7 +66,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|(name, bytes)| theta::summarize(bytes).with_context(|| name.clone()))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let r = theta::combine(a.op, &inputs)?;
+    let r = theta::combine_in(a.op, &inputs, a.k.unwrap_or(0))?;
     if let Some(out) = &a.output {
         std::fs::write(out, &r.frame)
             .with_context(|| format!("{}: cannot write", out.display()))?;
@@ -105,4 +111,14 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         println!("→ {} ({} bytes)", out.display(), r.frame.len());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--k`: a power of two in 32 ..= `theta::MAX_K`.
+fn slots(s: &str) -> Result<u32, String> {
+    let k: u32 = s.parse().map_err(|e| format!("{s}: {e}"))?;
+    if k.is_power_of_two() && (32..=theta::MAX_K).contains(&k) {
+        Ok(k)
+    } else {
+        Err(format!("{k}: a power of two in 32 ..= {}", theta::MAX_K))
+    }
 }

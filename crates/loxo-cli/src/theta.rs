@@ -205,7 +205,20 @@ pub(crate) use with_k;
 /// No input; a corrupt frame, another kind or an unsupported `K` (with the input's
 /// name); frames of different seed fingerprints.
 pub fn combine(op: SetOp, inputs: &[(String, Vec<u8>)]) -> anyhow::Result<ThetaSummary> {
-    let mut k = 0;
+    combine_in(op, inputs, 0)
+}
+
+/// [`combine`] in a sketch of at least `K = min_k` (a power of two ≤ [`MAX_K`]; 0:
+/// the inputs' largest).
+///
+/// # Errors
+/// As [`combine`]; a `min_k` this tool does not support.
+pub fn combine_in(
+    op: SetOp,
+    inputs: &[(String, Vec<u8>)],
+    min_k: u32,
+) -> anyhow::Result<ThetaSummary> {
+    let mut k = min_k;
     let mut fp = None;
     for (name, bytes) in inputs {
         let (ki, f) = frame_k(bytes).with_context(|| name.clone())?;
