@@ -150,6 +150,24 @@ pub fn image_k(retained: u32) -> anyhow::Result<u32> {
     Ok(k)
 }
 
+/// The figures (and `theta` frame under `fp`) of the sketch of `K` an image decodes
+/// into, without a seed check.
+fn summary_of<const K: usize>(
+    view: &CompactThetaImage<'_>,
+    fp: u64,
+) -> anyhow::Result<ThetaSummary> {
+    let s = Box::new(
+        ThetaSketch::<K>::from_parts(
+            COLLECTOR_SEED,
+            view.theta_long(),
+            view.is_empty(),
+            view.values(),
+        )
+        .context("the image repeats a value")?,
+    );
+    ThetaSummary::of(&s, fp)
+}
+
 /// Refuses a non-empty image whose seed hash is not that of `ds_seed`.
 fn check_seed(view: &CompactThetaImage<'_>, ds_seed: u64) -> anyhow::Result<()> {
     let want = compute_seed_hash(ds_seed);
@@ -169,21 +187,9 @@ fn check_seed(view: &CompactThetaImage<'_>, ds_seed: u64) -> anyhow::Result<()> 
 /// # Errors
 /// A malformed image, a seed hash not `ds_seed`'s, too many values.
 pub fn to_frame(image: &[u8], ds_seed: u64, fingerprint: u64) -> anyhow::Result<Vec<u8>> {
-    fn at_k<const K: usize>(view: &CompactThetaImage<'_>, fp: u64) -> anyhow::Result<Vec<u8>> {
-        let s = Box::new(
-            ThetaSketch::<K>::from_parts(
-                COLLECTOR_SEED,
-                view.theta_long(),
-                view.is_empty(),
-                view.values(),
-            )
-            .context("the image repeats a value")?,
-        );
-        Ok(ThetaSummary::of(&s, fp)?.frame)
-    }
     let view = CompactThetaImage::parse(image)?;
     check_seed(&view, ds_seed)?;
-    with_k!(image_k(view.retained())?, at_k(&view, fingerprint))
+    Ok(with_k!(image_k(view.retained())?, summary_of(&view, fingerprint))?.frame)
 }
 
 /// Set-operation operands: the DataSketches images among `inputs` become `theta`
@@ -280,19 +286,7 @@ pub fn describe(image: &[u8], ds_seed: u64) -> anyhow::Result<String> {
         if view.is_empty() { " (empty)" } else { "" }
     )?;
     // The figures of the sketch it decodes into (no seed check: only described).
-    fn summary<const K: usize>(view: &CompactThetaImage<'_>) -> anyhow::Result<ThetaSummary> {
-        let s = Box::new(
-            ThetaSketch::<K>::from_parts(
-                COLLECTOR_SEED,
-                view.theta_long(),
-                view.is_empty(),
-                view.values(),
-            )
-            .context("the image repeats a value")?,
-        );
-        ThetaSummary::of(&s, 0)
-    }
-    with_k!(k, summary(&view))?.write_estimate(&mut out)?;
+    with_k!(k, summary_of(&view, 0))?.write_estimate(&mut out)?;
     writeln!(
         out,
         "loxo K:           {k} (the smallest that holds its values; set operations use it)"
