@@ -12,4 +12,5 @@ pub mod key;
 pub mod resp;
 pub mod sketch;
 pub mod theta;
+pub mod theta_ds;
 pub mod trace;

@@ -18,7 +18,7 @@ use loxo_theta::ThetaSketch;
 use serde_json::{json, Value};
 
 /// Placeholder seed of sketches decoded without their seed (never inserted into).
-const COLLECTOR_SEED: Seed = Seed::new(0, 0);
+pub(crate) const COLLECTOR_SEED: Seed = Seed::new(0, 0);
 
 /// The largest `K` this tool reads: `ThetaSketch<65536>` is 512 KiB (the format
 /// allows up to 2^26).
@@ -71,7 +71,7 @@ pub struct ThetaSummary {
 }
 
 impl ThetaSummary {
-    fn of<const K: usize>(s: &ThetaSketch<K>, fingerprint: u64) -> anyhow::Result<Self> {
+    pub(crate) fn of<const K: usize>(s: &ThetaSketch<K>, fingerprint: u64) -> anyhow::Result<Self> {
         let mut frame = vec![0u8; s.encoded_len()];
         let n = s.encode_into_with_fingerprint(&mut frame, fingerprint)?;
         frame.truncate(n);
@@ -163,7 +163,7 @@ impl ThetaSummary {
 }
 
 /// The `K` of a `theta` frame, if this tool reads it.
-fn frame_k(bytes: &[u8]) -> anyhow::Result<(u32, u64)> {
+pub(crate) fn frame_k(bytes: &[u8]) -> anyhow::Result<(u32, u64)> {
     let frame = Frame::parse(bytes)?;
     let h = frame.header();
     if h.kind != SketchKind::Theta {
@@ -196,6 +196,7 @@ macro_rules! with_k {
         }
     };
 }
+pub(crate) use with_k;
 
 /// Combines named `theta` frames with `op`, left to right, in a sketch of the
 /// largest `K` among them.
@@ -204,7 +205,20 @@ macro_rules! with_k {
 /// No input; a corrupt frame, another kind or an unsupported `K` (with the input's
 /// name); frames of different seed fingerprints.
 pub fn combine(op: SetOp, inputs: &[(String, Vec<u8>)]) -> anyhow::Result<ThetaSummary> {
-    let mut k = 0;
+    combine_in(op, inputs, 0)
+}
+
+/// [`combine`] in a sketch of at least `K = min_k` (a power of two ≤ [`MAX_K`]; 0:
+/// the inputs' largest).
+///
+/// # Errors
+/// As [`combine`]; a `min_k` this tool does not support.
+pub fn combine_in(
+    op: SetOp,
+    inputs: &[(String, Vec<u8>)],
+    min_k: u32,
+) -> anyhow::Result<ThetaSummary> {
+    let mut k = min_k;
     let mut fp = None;
     for (name, bytes) in inputs {
         let (ki, f) = frame_k(bytes).with_context(|| name.clone())?;
