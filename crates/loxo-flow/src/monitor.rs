@@ -313,9 +313,10 @@ impl<const N: usize> FlowMonitor<N> {
     /// ```
     #[must_use]
     pub const fn with_candidates(config: Config) -> Self {
-        if Self::check(&config).is_err() {
-            panic!("FlowMonitor: Config::theta is below THETA_MIN = 1/N (use try_with_candidates for a theta from input)");
-        }
+        assert!(
+            Self::check(&config).is_ok(),
+            "FlowMonitor: Config::theta is below THETA_MIN = 1/N (use try_with_candidates for a theta from input)"
+        );
         Self::build(config)
     }
 
