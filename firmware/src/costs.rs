@@ -9,7 +9,7 @@ use core::hint::black_box;
 use loxo_bloom::{BinaryFuse16, BinaryFuse8, BlockedBloom};
 use loxo_cms::{HeavyGuardian, HeavyKeeper, SpaceSaving, TieredTopK, TopK};
 use loxo_core::{KeyHash, Seed};
-use loxo_flow::{parse_frame, FlowKey, FlowMonitor, Parsed, DEFAULT_CANDIDATES};
+use loxo_flow::{parse_frame, FlowKey, Parsed};
 use loxo_hll::{Hll, Ull};
 use loxo_theta::ThetaSketch;
 
@@ -27,7 +27,9 @@ static mut KEYS: [FlowKey; FRAMES] = [FlowKey::v4([0; 4], [0; 4], 0, 0, 0); FRAM
 static mut HASHES: [u64; FRAMES] = [0; FRAMES];
 /// The monitor's candidates before Space-Saving replaced HeavyKeeper (for comparison).
 static mut TOPK: HeavyKeeper<1024, 2, 32, FlowKey> = HeavyKeeper::new(1);
-static mut SS: SpaceSaving<FlowKey, DEFAULT_CANDIDATES> = SpaceSaving::new();
+/// The firmware's candidates alone (the labels below name their number).
+static mut SS: SpaceSaving<FlowKey, { crate::CANDIDATES }> = SpaceSaving::new();
+const _: () = assert!(crate::CANDIDATES == 128, "the labels say space-saving<128>");
 /// The 8 KiB top-k summaries of `tests/topk_classes` (u64 keys): HeavyKeeper as
 /// evaluated, HeavyGuardian with two bucket choices, and the two-tier summary.
 static mut HK8K: HeavyKeeper<272, 2, 100, u64, 160> = HeavyKeeper::new(1);
@@ -38,7 +40,7 @@ static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
 static mut CMS: loxo_flow::OtherSketch = loxo_flow::OtherSketch::new(Seed::new(1, 2));
 static mut CMS2: loxo_flow::RankedSketch = loxo_flow::RankedSketch::new(Seed::new(1, 2));
-static mut MON: FlowMonitor = FlowMonitor::new(crate::CONFIG);
+static mut MON: crate::Monitor = crate::Monitor::with_candidates(crate::CONFIG);
 /// The Theta sketch beside HLL/ULL at about 4 KiB (`Hll<12>` 3 KiB, `Ull<12>` 4 KiB,
 /// `ThetaSketch<512>` 4 KiB) and larger.
 static mut HLL12: Hll<12> = Hll::new(Seed::new(1, 2));
@@ -329,24 +331,24 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     });
     measure(
         ticks,
-        "space-saving<256> update",
+        "space-saving<128> update",
         || keys.iter().zip(kh()),
         |(k, h)| {
             ss.update(black_box(k), h, 60);
         },
     );
-    // Hit path: the 64 keys are monitored after the pass above (256 slots, fed 4096).
+    // Hit path: the 64 keys are monitored after the pass above (128 slots, fed 4096).
     let first = || keys.iter().zip(kh()).take(64).cycle().take(FRAMES);
     for (k, h) in first() {
         ss.update(k, h, 1_000_000);
     }
-    measure(ticks, "space-saving<256> update (hit)", first, |(k, h)| {
+    measure(ticks, "space-saving<128> update (hit)", first, |(k, h)| {
         ss.update(black_box(k), h, 60);
     });
     // Miss path: fresh keys (a flood), heap full.
     measure(
         ticks,
-        "space-saving<256> update (miss)",
+        "space-saving<128> update (miss)",
         || {
             kh().enumerate().map(|(i, h)| {
                 let [a, b] = (i as u16).to_be_bytes();
@@ -367,7 +369,7 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     };
     measure(
         ticks,
-        "space-saving<256> update (miss, gated out)",
+        "space-saving<128> update (miss, gated out)",
         fresh,
         |(k, h)| {
             ss.update_bounded(black_box(&k), h, 60, 0);
@@ -375,7 +377,7 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     );
     measure(
         ticks,
-        "space-saving<256> update (miss, shallow sift)",
+        "space-saving<128> update (miss, shallow sift)",
         fresh,
         |(k, h)| {
             ss.update_bounded(black_box(&k), h, 1, 1);
