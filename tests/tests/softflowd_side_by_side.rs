@@ -2,7 +2,7 @@
 //! 200 000 frames, 90 % of them one-packet flood flows (`loxo gen -n 200000 -f 10000
 //! --zipf 1.0 --flood 0.9 --seed 7`, regenerated in-process with the generator's
 //! truth), exported as IPFIX by
-//! * softflowd (`softflowd -d -r FILE -v 10 -P tcp -m M`, the flow probe of Linux and
+//! * softflowd (`softflowd -d -c none -r FILE -v 10 -P tcp -m M`, the flow probe of Linux and
 //!   OpenWrt users) at its default 8 192-flow table and at two larger ones, and
 //! * loxo as `loxo top FILE --ipfix HOST:PORT --epoch 16384 --seed …` exports it
 //!   (θ = 1 % of each 16 384-frame epoch's IP bytes, the firmware's epoch): the
