@@ -252,12 +252,21 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             black_box(seed.hash(black_box(k)));
         },
     );
+    let hkey = black_box(loxo_core::HalfSipKey::new(seed));
     measure(
         ticks,
-        "FlowKey::hash_with (word pieces)",
+        "FlowKey::hash_with_key (halfsiphash-1-3)",
         || keys.iter(),
         |k| {
-            black_box(black_box(k).hash_with(&seed));
+            black_box(black_box(k).hash_with_key(&hkey));
+        },
+    );
+    measure(
+        ticks,
+        "FlowKey::src_hash_with_key (halfsiphash-1-3)",
+        || keys.iter(),
+        |k| {
+            black_box(black_box(k).src_hash_with_key(&hkey));
         },
     );
     measure(
@@ -473,5 +482,35 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             black_box(&report);
         },
     );
+    flood(ticks, mon);
     crate::exit(0);
+}
+
+/// The worst traffic class: a flood of one-packet flows (64-byte IPv4/UDP frames,
+/// every source address and port fresh), through the firmware's monitor and
+/// configuration, in a fresh epoch after one of the skewed stream.
+fn flood(ticks: &Ticks, mon: &mut crate::Monitor) {
+    // SAFETY: called once from `run` after every other use of the frames (the epoch
+    // end's encodes used them as a buffer); nothing else touches them.
+    let frames = unsafe { &mut *core::ptr::addr_of_mut!(FRAME_SET) };
+    let mut total = 0;
+    for round in 0..ROUNDS {
+        for (i, f) in frames.iter_mut().enumerate() {
+            *f = frame(i);
+            let n = (round as usize * FRAMES + i) as u32;
+            let x = n.wrapping_mul(0x9e37_79b9);
+            f[26..30].copy_from_slice(&[100, (n >> 16) as u8, (n >> 8) as u8, n as u8]);
+            f[34..36].copy_from_slice(&(x as u16).to_be_bytes());
+        }
+        let t0 = ticks.now();
+        for f in frames.iter() {
+            black_box(mon.feed_configured(black_box(f), &crate::CONFIG));
+        }
+        total += Ticks::elapsed(t0, ticks.now());
+    }
+    defmt::info!(
+        "costs: {=str} insns_per_call={=u32}",
+        "monitor feed (flood: fresh IPv4 one-packet flows)",
+        total * INSNS_PER_TICK / (FRAMES as u32 * ROUNDS)
+    );
 }

@@ -97,7 +97,7 @@ type EpochReport = Report<CANDIDATES>;
 /// θ = 1 % of an epoch's IP bytes (IPFIX's `octetDeltaCount` unit: header +
 /// payload, no link header or padding) and at least [`MIN_VOLUME`], epochs of
 /// [`EPOCH_FRAMES`] frames.
-const CONFIG: Config = Config {
+pub(crate) const CONFIG: Config = Config {
     seed: SEED,
     theta: match Theta::new(1, 100) {
         Some(t) => t,

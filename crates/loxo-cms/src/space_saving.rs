@@ -122,6 +122,60 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         }
     }
 
+    /// [`update_bounded`](Self::update_bounded) for a key the caller has found to be
+    /// **not monitored** by a cheaper test than the summary's index probe (a flow
+    /// monitor keeps a bitmap of the digests it ever admitted): the probe is made only
+    /// when the key passes the gate (`upper` above the minimum, or the summary not
+    /// full), to find where to put it. Returns whether the key is monitored now (it
+    /// was admitted).
+    ///
+    /// Same state and guarantees as `update_bounded`: if the key was monitored after
+    /// all, it is counted as a hit when it passes the gate — and when it does not
+    /// (`upper ≤` the minimum), its weight goes to the total only, which keeps every
+    /// bound (`count` never exceeds what the key weighs) but loses the weight from its
+    /// count. So a caller's test must have no false "not monitored"; a stale "maybe
+    /// monitored" only costs a probe.
+    ///
+    /// ```
+    /// use loxo_cms::SpaceSaving;
+    /// use loxo_core::Seed;
+    /// let seed = Seed::new(1, 2);
+    /// let mut ss = SpaceSaving::<u32, 1>::new();
+    /// let h = |k: u32| seed.hash(&k.to_le_bytes());
+    /// assert!(ss.update_unmonitored(&7, h(7), 10, 10)); // room: admitted
+    /// assert!(!ss.update_unmonitored(&8, h(8), 5, 5)); // full, 5 ≤ min 10: skipped
+    /// assert!(ss.update_unmonitored(&9, h(9), 5, 30)); // 30 > 10: replaces 7
+    /// assert_eq!(ss.entry(&9, h(9)).map(|e| (e.count, e.lower)), Some((15, Some(5))));
+    /// assert_eq!(ss.total(), 20);
+    /// ```
+    #[inline]
+    pub fn update_unmonitored(&mut self, key: &K, hash: KeyHash, weight: u64, upper: u64) -> bool {
+        if weight == 0 {
+            return false;
+        }
+        self.total = self.total.saturating_add(weight);
+        let full = self.heap.is_full();
+        let m = if full {
+            let m = self.heap.min_count().unwrap_or(0);
+            if upper <= m {
+                return false;
+            }
+            m
+        } else {
+            0
+        };
+        match self.heap.find_or_vacancy(key, hash) {
+            Ok(id) => self.heap.add(id, weight),
+            Err(_) if !full => self.heap.push(*key, hash, weight, 0),
+            Err(vacancy) => {
+                let count = upper.min(m.saturating_add(weight));
+                let error = count.saturating_sub(weight);
+                self.heap.replace_min_at(vacancy, *key, hash, count, error);
+            }
+        }
+        true
+    }
+
     /// [`update_bounded`](Self::update_bounded) with the upper bound computed only
     /// when it is needed: a monitored key is counted without calling `upper` (returns
     /// `true`); for any other key `upper()` is called once, always (so work the caller

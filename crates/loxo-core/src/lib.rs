@@ -30,6 +30,7 @@
 #![deny(unsafe_code)]
 
 mod error;
+mod half_sip_key;
 mod hash;
 mod prefetch;
 mod rows;
@@ -38,6 +39,7 @@ mod sip_key;
 pub mod wire;
 
 pub use error::{DecodeError, EncodeError, MergeError};
+pub use half_sip_key::HalfSipKey;
 pub use hash::{mix64, reduce, KeyHash, Probes};
 pub use prefetch::prefetch;
 pub use rows::{RowHash, RowHashes};

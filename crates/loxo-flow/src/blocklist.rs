@@ -17,9 +17,9 @@ use crate::FlowKey;
 /// `2^−16 ≈ 0.0015 %` (16-bit) ([`fpr`](Self::fpr)), so a flow (two addresses) with
 /// at most twice that. **Memory**: the fingerprints stay where they are (≈ 1.13 bytes
 /// per address at 8 bits); the view is 48 bytes on a Cortex-M4. **Cost**: one
-/// SipHash-1-3 of the address (4 or 16 bytes) and three byte loads; a monitor shares
-/// the source's digest with its distinct-source sketch, so a flow costs one more
-/// SipHash (the destination's) and two lookups.
+/// SipHash-1-3 of the address (4 or 16 bytes) and three byte loads; a monitor with a
+/// blocklist counts distinct sources from the same SipHash digest, so a flow costs
+/// one more SipHash (the destination's) and two lookups on its first frame.
 ///
 /// ```
 /// use loxo_bloom::BinaryFuse8;
@@ -124,7 +124,7 @@ impl<'a> Blocklist<'a> {
 
     /// True if the flow's source or destination may be in the set.
     pub fn matches(&self, key: &FlowKey) -> bool {
-        let seed = self.seed();
-        self.contains_hash(key.src_hash_with(&seed)) || self.contains_hash(key.dst_hash_with(&seed))
+        let sip = loxo_core::SipKey::new(self.seed());
+        self.contains_hash(key.src_sip_hash(&sip)) || self.contains_hash(key.dst_sip_hash(&sip))
     }
 }

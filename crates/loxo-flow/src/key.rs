@@ -171,129 +171,156 @@ fn word(c: &[u8]) -> u32 {
 }
 
 impl FlowKey {
-    /// The key's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash) of the
-    /// canonical bytes (the same value), as [`hash_with_key`](Self::hash_with_key).
+    /// The key's digest under `seed`: HalfSipHash-1-3 (64-bit output) of the canonical
+    /// bytes under the seed's [`HalfSipKey`](loxo_core::HalfSipKey), as
+    /// [`hash_with_key`](Self::hash_with_key) — the digest every sketch of a
+    /// [`FlowMonitor`](crate::FlowMonitor) is indexed by (see `HalfSipKey` for why the
+    /// device hashes with HalfSipHash and what that means for the seed's secrecy).
+    ///
+    /// ```
+    /// use loxo_core::{HalfSipKey, Seed};
+    /// use loxo_flow::FlowKey;
+    /// let seed = Seed::new(1, 2);
+    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+    /// assert_eq!(k.hash_with(&seed), HalfSipKey::new(seed).hash_bytes(k.as_ref()));
+    /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
+    /// assert_eq!(k.hash_with(&seed), HalfSipKey::new(seed).hash_bytes(k.as_ref()));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
+        self.hash_with_key(&loxo_core::HalfSipKey::new(*seed))
+    }
+
+    /// The key's digest under a seed's precomputed [`HalfSipKey`](loxo_core::HalfSipKey)
+    /// (the same value as [`hash_with`](Self::hash_with)): the canonical bytes as
+    /// 32-bit words, straight-line code for each of the two lengths (13 bytes: 3
+    /// words and a byte; 37: 9 and a byte).
+    ///
+    /// ```
+    /// use loxo_core::{HalfSipKey, Seed};
+    /// use loxo_flow::FlowKey;
+    /// let seed = Seed::new(1, 2);
+    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+    /// assert_eq!(k.hash_with_key(&HalfSipKey::new(seed)), k.hash_with(&seed));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn hash_with_key(&self, key: &loxo_core::HalfSipKey) -> loxo_core::KeyHash {
+        let proto = u32::from(self.protocol());
+        if self.is_v6() {
+            let w: [u32; 9] = core::array::from_fn(|i| self.le32(4 * i));
+            key.hash_words(w, proto, 1)
+        } else {
+            key.hash_words([self.le32(0), self.le32(4), self.le32(8)], proto, 1)
+        }
+    }
+
+    /// The digest of an address (4 or 16 bytes, network order) under `seed`, as a
+    /// [`FlowMonitor`](crate::FlowMonitor) without a blocklist computes it for a
+    /// flow's source (its distinct-source sketch): HalfSipHash-1-3 of the bytes under
+    /// the seed's [`HalfSipKey`](loxo_core::HalfSipKey).
     ///
     /// ```
     /// use loxo_core::Seed;
     /// use loxo_flow::FlowKey;
     /// let seed = Seed::new(1, 2);
     /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
-    /// assert_eq!(k.hash_with(&seed), seed.hash(&k));
+    /// assert_eq!(FlowKey::address_hash(&seed, &[10, 0, 0, 1]), k.src_hash_with(&seed));
+    /// ```
+    #[must_use]
+    pub fn address_hash(seed: &loxo_core::Seed, address: &[u8]) -> loxo_core::KeyHash {
+        loxo_core::HalfSipKey::new(*seed).hash_bytes(address)
+    }
+
+    /// The source address's digest under `seed`:
+    /// [`address_hash`](Self::address_hash) of [`src_bytes`](Self::src_bytes).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::FlowKey;
+    /// let seed = Seed::new(1, 2);
+    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
+    /// assert_eq!(k.src_hash_with(&seed), FlowKey::address_hash(&seed, k.src_bytes()));
     /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
-    /// assert_eq!(k.hash_with(&seed), seed.hash(&k));
+    /// assert_eq!(k.src_hash_with(&seed), FlowKey::address_hash(&seed, k.src_bytes()));
     /// ```
     #[inline]
     #[must_use]
-    pub fn hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
-        self.hash_with_key(&loxo_core::SipKey::new(*seed))
+    pub fn src_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
+        self.src_hash_with_key(&loxo_core::HalfSipKey::new(*seed))
     }
 
-    /// The key's digest under a seed's precomputed [`SipKey`](loxo_core::SipKey) (the
-    /// same value as [`hash_with`](Self::hash_with)): the canonical bytes as 64-bit
-    /// words, straight-line code for each of the two lengths (13 bytes: 2 SipHash
-    /// blocks; 37: 5).
+    /// [`src_hash_with`](Self::src_hash_with) under a precomputed
+    /// [`HalfSipKey`](loxo_core::HalfSipKey): 4 words for IPv6, 1 for IPv4.
+    #[inline(always)]
+    #[must_use]
+    pub fn src_hash_with_key(&self, key: &loxo_core::HalfSipKey) -> loxo_core::KeyHash {
+        if self.is_v6() {
+            let w: [u32; 4] = core::array::from_fn(|i| self.le32(4 * i));
+            key.hash_words(w, 0, 0)
+        } else {
+            key.hash_words([self.le32(0)], 0, 0)
+        }
+    }
+
+    /// The source address's SipHash-1-3 digest under a seed's precomputed
+    /// [`SipKey`](loxo_core::SipKey): [`Seed::hash`](loxo_core::Seed::hash) of
+    /// [`src_bytes`](Self::src_bytes) (the same value) — what a
+    /// [`Blocklist`](crate::Blocklist) (a binary fuse filter built by `loxo
+    /// build-filter`) holds.
     ///
     /// ```
     /// use loxo_core::{Seed, SipKey};
     /// use loxo_flow::FlowKey;
     /// let seed = Seed::new(1, 2);
     /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
-    /// assert_eq!(k.hash_with_key(&SipKey::new(seed)), seed.hash(&k));
+    /// assert_eq!(k.src_sip_hash(&SipKey::new(seed)), seed.hash(k.src_bytes()));
+    /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
+    /// assert_eq!(k.src_sip_hash(&SipKey::new(seed)), seed.hash(k.src_bytes()));
     /// ```
-    #[inline]
+    #[inline(always)]
     #[must_use]
-    pub fn hash_with_key(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
-        if self.is_v6() {
-            // 37 bytes: 4 × 8 + 4 + 1.
-            let blocks = [self.le64(0), self.le64(8), self.le64(16), self.le64(24)];
-            key.hash_words(blocks, self.tail(32), 5)
-        } else {
-            // 13 bytes: 8 + 4 + 1.
-            key.hash_words([self.le64(0)], self.tail(8), 5)
-        }
+    pub fn src_sip_hash(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
+        self.address_sip_hash(key, 0)
     }
 
-    /// The source address's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash)
-    /// of [`src_bytes`](Self::src_bytes) (the same value).
+    /// The destination address's SipHash-1-3 digest:
+    /// [`Seed::hash`](loxo_core::Seed::hash) of [`dst_bytes`](Self::dst_bytes), as
+    /// [`src_sip_hash`](Self::src_sip_hash).
     ///
     /// ```
-    /// use loxo_core::Seed;
+    /// use loxo_core::{Seed, SipKey};
     /// use loxo_flow::FlowKey;
     /// let seed = Seed::new(1, 2);
     /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
-    /// assert_eq!(k.src_hash_with(&seed), seed.hash(k.src_bytes()));
+    /// assert_eq!(k.dst_sip_hash(&SipKey::new(seed)), seed.hash(k.dst_bytes()));
     /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
-    /// assert_eq!(k.src_hash_with(&seed), seed.hash(k.src_bytes()));
+    /// assert_eq!(k.dst_sip_hash(&SipKey::new(seed)), seed.hash(k.dst_bytes()));
     /// ```
-    #[inline]
-    #[must_use]
-    pub fn src_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
-        self.src_hash_with_key(&loxo_core::SipKey::new(*seed))
-    }
-
-    /// [`src_hash_with`](Self::src_hash_with) under a precomputed
-    /// [`SipKey`](loxo_core::SipKey).
     #[inline(always)]
     #[must_use]
-    pub fn src_hash_with_key(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
-        self.address_hash(key, 0)
+    pub fn dst_sip_hash(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
+        self.address_sip_hash(key, 1)
     }
 
-    /// The destination address's digest under `seed`: [`Seed::hash`](loxo_core::Seed::hash)
-    /// of [`dst_bytes`](Self::dst_bytes) (the same value).
-    ///
-    /// ```
-    /// use loxo_core::Seed;
-    /// use loxo_flow::FlowKey;
-    /// let seed = Seed::new(1, 2);
-    /// let k = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6);
-    /// assert_eq!(k.dst_hash_with(&seed), seed.hash(k.dst_bytes()));
-    /// let k = FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17);
-    /// assert_eq!(k.dst_hash_with(&seed), seed.hash(k.dst_bytes()));
-    /// ```
-    #[inline]
-    #[must_use]
-    pub fn dst_hash_with(&self, seed: &loxo_core::Seed) -> loxo_core::KeyHash {
-        self.dst_hash_with_key(&loxo_core::SipKey::new(*seed))
-    }
-
-    /// [`dst_hash_with`](Self::dst_hash_with) under a precomputed
-    /// [`SipKey`](loxo_core::SipKey).
-    #[inline(always)]
-    #[must_use]
-    pub fn dst_hash_with_key(&self, key: &loxo_core::SipKey) -> loxo_core::KeyHash {
-        self.address_hash(key, 1)
-    }
-
-    /// The digest of address `which` (0 source, 1 destination): 16 bytes (2 blocks)
+    /// SipHash-1-3 of address `which` (0 source, 1 destination): 16 bytes (2 blocks)
     /// for IPv6, 4 (the tail alone) for IPv4.
     #[inline(always)]
-    fn address_hash(&self, key: &loxo_core::SipKey, which: usize) -> loxo_core::KeyHash {
+    fn address_sip_hash(&self, key: &loxo_core::SipKey, which: usize) -> loxo_core::KeyHash {
         if self.is_v6() {
             let at = 16 * which;
-            key.hash_words([self.le64(at), self.le64(at + 8)], 0, 0)
+            let lo = |i| u64::from(self.le32(i)) | u64::from(self.le32(i + 4)) << 32;
+            key.hash_words([lo(at), lo(at + 8)], 0, 0)
         } else {
             key.hash_words([], u64::from(self.le32(4 * which)), 4)
         }
-    }
-
-    /// The 5 bytes at `i` (ports then protocol) as a SipHash tail word.
-    #[inline(always)]
-    fn tail(&self, i: usize) -> u64 {
-        u64::from(self.le32(i)) | u64::from(self.bytes.get(i + 4).copied().unwrap_or(0)) << 32
     }
 
     /// The little-endian word at byte `i` of the canonical buffer (0 past its end).
     #[inline(always)]
     fn le32(&self, i: usize) -> u32 {
         self.bytes.get(i..i + 4).map_or(0, word)
-    }
-
-    /// The little-endian double word at byte `i` (0 past the buffer's end).
-    #[inline(always)]
-    fn le64(&self, i: usize) -> u64 {
-        u64::from(self.le32(i)) | u64::from(self.le32(i + 4)) << 32
     }
 }
 
@@ -498,7 +525,7 @@ mod tests {
             loxo_core::Seed::new(1, 2),
             loxo_core::Seed::new(u64::MAX, 7),
         ] {
-            let key = loxo_core::SipKey::new(seed);
+            let key = loxo_core::HalfSipKey::new(seed);
             for _ in 0..2_000 {
                 x = loxo_core::mix64(x.wrapping_add(1));
                 let b = x.to_le_bytes();
@@ -518,10 +545,13 @@ mod tests {
                     b[5],
                 );
                 for k in [v4, v6] {
-                    assert_eq!(k.hash_with_key(&key), seed.hash(&k));
-                    assert_eq!(k.src_hash_with_key(&key), seed.hash(k.src_bytes()));
-                    assert_eq!(k.dst_hash_with_key(&key), seed.hash(k.dst_bytes()));
-                    assert_eq!(k.hash_with(&seed), seed.hash(&k));
+                    assert_eq!(k.hash_with_key(&key), key.hash_bytes(k.as_ref()));
+                    let src = FlowKey::address_hash(&seed, k.src_bytes());
+                    assert_eq!(k.src_hash_with_key(&key), src);
+                    let sip = loxo_core::SipKey::new(seed);
+                    assert_eq!(k.src_sip_hash(&sip), seed.hash(k.src_bytes()));
+                    assert_eq!(k.dst_sip_hash(&sip), seed.hash(k.dst_bytes()));
+                    assert_eq!(k.hash_with(&seed), key.hash_bytes(k.as_ref()));
                 }
             }
         }

@@ -5,7 +5,7 @@
 
 use loxo_bloom::BlockedBloom;
 use loxo_cms::{CmsCu, SpaceSaving, TopK};
-use loxo_core::SipKey;
+use loxo_core::{HalfSipKey, SipKey};
 use loxo_hll::Hll;
 
 use loxo_core::DecodeError;
@@ -139,20 +139,23 @@ const ETHERTYPE_AT: usize = 12;
 ///
 /// # Memory and cost
 ///
-/// `N·70 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
-/// (filters) + about 700 bytes; the default is reported by
-/// [`FlowMonitor::memory_bytes`]: 64 960 bytes ≤ 64 KiB (pinned by a test), 56 000 at
-/// `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`. Per frame: one
-/// parse, one SipHash-1-3 of the 13/37-byte key (from a precomputed [`SipKey`]), one
-/// Space-Saving probe, a 2-row and a 3-row Count-Min update; for a frame of a flow
-/// that is not a candidate (with [`EpochPolicy::Reset`]; every frame with `Halve`)
-/// also the gate (the 2-row sketch's estimate), a heap sift or an eviction when the
-/// order breaks, one HLL insert and one blocked-Bloom `insert_checked`; on a flow's
-/// first frame of the epoch (every frame once the filter is past its design load)
-/// also a Bloom `contains` and the source's SipHash + HLL insert (and with a
-/// blocklist the destination's SipHash and one or two filter lookups). At epoch end
-/// one SipHash per
-/// flow whose count reaches θ.
+/// `N·72 + 8` (candidates and their map of admitted digests) + 8 KiB + 12 KiB
+/// (sketches) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 700 bytes; the default
+/// is reported by [`FlowMonitor::memory_bytes`]: 65 408 bytes ≤ 64 KiB (pinned by a
+/// test), 56 192 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
+/// Per frame: one parse, one HalfSipHash-1-3 of the 13/37-byte key (from a
+/// precomputed [`HalfSipKey`]: 32-bit rounds, see its docs for the seed's secrecy),
+/// a 2-row and a 3-row Count-Min update, and a bit of the map of digests admitted
+/// into the candidates this epoch (with [`EpochPolicy::Reset`]): when it is set, one
+/// Space-Saving probe (a candidate's frame stops there); for a frame of a flow that
+/// is not a candidate (every frame with `Halve`) also the gate (the 2-row sketch's
+/// estimate; the Space-Saving probe only when the flow passes it), a heap sift or an
+/// eviction when the order breaks, one HLL insert and one blocked-Bloom
+/// `insert_checked`; on a flow's first frame of the epoch (every frame once the
+/// filter is past its design load) also a Bloom `contains` and the source's digest +
+/// HLL insert (and with a blocklist the destination's digest and one or two filter
+/// lookups). At epoch end
+/// one digest per flow whose count reaches θ.
 ///
 /// ```
 /// use loxo_flow::{FlowMonitor, Report};
@@ -176,6 +179,11 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     config: Config,
     /// Elephant candidates by the ranking measure.
     top: SpaceSaving<FlowKey, N>,
+    /// Which candidates were admitted this epoch, as bits `admitted_bit(digest)`
+    /// (16·N bits; cleared with the candidates): a flow whose bit is clear was
+    /// never a candidate, and its frame skips the candidates' index probe. Only with
+    /// [`EpochPolicy::Reset`].
+    admitted: [u16; N],
     /// Count-Min sketch of the ranking measure (tightens upper bounds).
     ranked: RankedSketch,
     /// Count-Min sketch of the other measure.
@@ -199,8 +207,16 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     new_flows: u64,
     /// Addresses whose flows are counted and listed apart (in flash, `'static`).
     blocklist: Option<Blocklist<'static>>,
-    /// The seed's SipHash state, computed once (every digest of a frame starts there).
-    sip: SipKey,
+    /// The seed's HalfSipHash key, derived once (the flow's and the source's digests
+    /// start there).
+    sip: HalfSipKey,
+    /// The seed's SipHash-1-3 state (the blocklist's digests of the endpoints).
+    block_sip: SipKey,
+    /// This epoch's distinct sources are SipHash digests (a blocklist was set when
+    /// it began: one digest of the source serves both) rather than HalfSipHash ones;
+    /// fixed for the epoch, so a blocklist set or removed in its middle never counts
+    /// a source under two digests.
+    sources_sip: bool,
     /// Flows this epoch with a blocklisted endpoint.
     blocklisted_flows: u64,
     epoch: u32,
@@ -325,6 +341,7 @@ impl<const N: usize> FlowMonitor<N> {
         Self {
             config,
             top: SpaceSaving::new(),
+            admitted: [0; N],
             ranked: RankedSketch::new(config.seed),
             other: OtherSketch::new(config.seed),
             // Read through `estimate` and merged fleet-wide, never through the
@@ -339,7 +356,9 @@ impl<const N: usize> FlowMonitor<N> {
             seen_before_fpr: 0.0,
             new_flows: 0,
             blocklist: None,
-            sip: SipKey::new(config.seed),
+            sip: HalfSipKey::new(config.seed),
+            block_sip: SipKey::new(config.seed),
+            sources_sip: false,
             blocklisted_flows: 0,
             epoch: 0,
             frames: 0,
@@ -355,12 +374,16 @@ impl<const N: usize> FlowMonitor<N> {
     /// (`None`: no blocklist), on the flow's first frame of each epoch;
     /// [`Report::blocklisted_flows`] counts the flows found and
     /// [`Report::blocklisted`] lists the largest. The filter must be keyed with the
-    /// monitor's [`Config::seed`] (`loxo build-filter --seed`), so the source's
-    /// digest serves both the distinct-source sketch and the blocklist.
+    /// monitor's [`Config::seed`] (`loxo build-filter --seed`).
     ///
-    /// Cost on a flow's first frame: one more SipHash-1-3 (the destination's) and
-    /// one or two filter lookups; at epoch end, the candidates' addresses are looked
-    /// up to list the largest blocklisted flows (up to `2·N` SipHashes).
+    /// A blocklist holds SipHash-1-3 digests of addresses, the monitor's other
+    /// digests are HalfSipHash-1-3 ([`HalfSipKey`]): from the next epoch (from now,
+    /// if no frame was fed yet) the distinct sources are counted from the source's
+    /// SipHash, which then also serves the blocklist. Cost on a flow's first frame:
+    /// the source's SipHash instead of its HalfSipHash (about 245 Cortex-M4
+    /// instructions instead of 86), the destination's SipHash and one or two filter
+    /// lookups; at epoch end, the candidates' addresses are looked up to list the
+    /// largest blocklisted flows (up to `2·N` digests).
     ///
     /// # Errors
     /// [`DecodeError::SeedMismatch`] when the blocklist was built under another seed
@@ -376,6 +399,9 @@ impl<const N: usize> FlowMonitor<N> {
                     found: b.seed().fingerprint(),
                 });
             }
+        }
+        if self.frames == 0 {
+            self.sources_sip = blocklist.is_some();
         }
         self.blocklist = blocklist;
         Ok(())
@@ -607,7 +633,22 @@ impl<const N: usize> FlowMonitor<N> {
                 // skips both (`update_gated` says which case it was) — the same state
                 // as the full path, for about half of a skewed stream's frames.
                 let mut known = true;
-                let candidate = if policy == EpochPolicy::Reset {
+                let (word, bit) = admitted_bit::<N>(h);
+                let maybe_candidate = self.admitted.get(word).is_none_or(|w| w & bit != 0);
+                let candidate = if policy == EpochPolicy::Reset && !maybe_candidate {
+                    // Never admitted this epoch (the bitmap has no false "no"): not a
+                    // candidate, without the summary's index probe — most frames of
+                    // a flood of one-packet flows.
+                    known = self.seen.insert_checked_hash(h);
+                    let upper = self.ranked.add_hash_estimate(h, ranked);
+                    let upper = if known { upper } else { upper.min(ranked) };
+                    if self.top.update_unmonitored(&f.key, h, ranked, upper) {
+                        if let Some(w) = self.admitted.get_mut(word) {
+                            *w |= bit;
+                        }
+                    }
+                    false
+                } else if policy == EpochPolicy::Reset {
                     let (seen, sketch, k) = (&mut self.seen, &mut self.ranked, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
                         *k = seen.insert_checked_hash(h);
@@ -639,20 +680,33 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                 }
                 // A flow already in this epoch's filter had its source counted on its
-                // first frame (the source's SipHash runs once per flow) — unless the
+                // first frame (the source's digest runs once per flow) — unless the
                 // filter is past its design load, where "known" is too often a false
                 // positive: then every frame counts its source.
                 if !known || self.seen_flows > NEW_FLOW_CAPACITY {
-                    let src = f.key.src_hash_with_key(&self.sip);
-                    self.sources.insert_hash(src);
-                    // The flow's first frame of the epoch: its endpoints against the
-                    // blocklist (keyed with the same seed: the source's digest is
-                    // shared).
-                    if let (false, Some(b)) = (known, &self.blocklist) {
-                        if b.contains_hash(src)
-                            || b.contains_hash(f.key.dst_hash_with_key(&self.sip))
-                        {
-                            self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
+                    if self.sources_sip {
+                        // A blocklist holds SipHash-1-3 digests of addresses (`loxo
+                        // build-filter`): with one, the source's SipHash serves both
+                        // the distinct-source sketch and the first frame's lookups.
+                        let src = f.key.src_sip_hash(&self.block_sip);
+                        self.sources.insert_hash(src);
+                        if let (false, Some(b)) = (known, &self.blocklist) {
+                            if b.contains_hash(src)
+                                || b.contains_hash(f.key.dst_sip_hash(&self.block_sip))
+                            {
+                                self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
+                            }
+                        }
+                    } else {
+                        self.sources.insert_hash(f.key.src_hash_with_key(&self.sip));
+                        if let (false, Some(b)) = (known, &self.blocklist) {
+                            // Set during this epoch: its sources keep their digest.
+                            let sip = &self.block_sip;
+                            if b.contains_hash(f.key.src_sip_hash(sip))
+                                || b.contains_hash(f.key.dst_sip_hash(sip))
+                            {
+                                self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
+                            }
                         }
                     }
                 }
@@ -675,7 +729,7 @@ impl<const N: usize> FlowMonitor<N> {
     /// The bounds of a tracked flow (its Space-Saving `count`, `lower`), or `None` if
     /// its upper bound stays below `threshold`.
     fn elephant(&self, key: FlowKey, count: u64, lower: u64, threshold: u64) -> Option<Elephant> {
-        let h = key.hash_with(&self.config.seed);
+        let h = key.hash_with_key(&self.sip);
         let upper = count.min(self.ranked.estimate_hash(h));
         if upper < threshold {
             return None;
@@ -798,6 +852,7 @@ impl<const N: usize> FlowMonitor<N> {
         match self.config.policy {
             EpochPolicy::Reset => {
                 self.top.clear();
+                self.admitted = [0; N];
                 self.ranked.clear();
                 self.other.clear();
             }
@@ -809,6 +864,7 @@ impl<const N: usize> FlowMonitor<N> {
         }
         self.flows.clear();
         self.sources.clear();
+        self.sources_sip = self.blocklist.is_some();
         core::mem::swap(&mut self.seen, &mut self.seen_before);
         self.seen.clear();
         self.seen_before_fpr = p1 as f32;
@@ -824,6 +880,15 @@ impl<const N: usize> FlowMonitor<N> {
         self.not_ip = 0;
         self.errors = [0; ParseError::COUNT];
     }
+}
+
+/// The word and bit of a flow digest in [`FlowMonitor`]'s bitmap of admitted
+/// candidates (`16·N` bits, indexed by the digest's low half: the candidates' index
+/// and the new-flow filter's block take the high half).
+#[inline(always)]
+fn admitted_bit<const N: usize>(h: loxo_core::KeyHash) -> (usize, u16) {
+    let b = loxo_core::reduce(h.get() << 32, (16 * N) as u32) as usize;
+    (b / 16, 1 << (b % 16))
 }
 
 /// `⌈x⌉` of a non-negative bound, saturating.
