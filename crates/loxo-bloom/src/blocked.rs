@@ -240,6 +240,44 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
         all & 1 != 0
     }
 
+    /// [`insert_checked_hash`](Self::insert_checked_hash) that also says where the
+    /// bits went: `None` when every probed bit was already set (the key is known, or a
+    /// false positive; nothing is written), else `Some((block, newly_set))` — the
+    /// key's block and how many of its `K` bits were 0 before (`1..=K`: the probes
+    /// are in distinct words). A caller that keeps per-block bit counts from it can
+    /// follow the filter's false-positive rate insert by insert, in O(1), instead of
+    /// walking every block with [`estimated_fpr`](Self::estimated_fpr).
+    ///
+    /// ```
+    /// use loxo_bloom::BlockedBloom;
+    /// use loxo_core::Seed;
+    /// let seed = Seed::new(1, 2);
+    /// let mut f = BlockedBloom::<4, 7>::new(seed);
+    /// let h = seed.hash(b"flow");
+    /// let (block, newly) = f.insert_counted_hash(h).unwrap();
+    /// assert!(block < 4 && newly == 7); // an empty filter: all 7 bits new
+    /// assert_eq!(f.insert_counted_hash(h), None);
+    /// assert_eq!(f.count_ones(), 7);
+    /// ```
+    #[inline]
+    pub fn insert_counted_hash(&mut self, h: KeyHash) -> Option<(usize, u32)> {
+        let (b, probes) = Self::locate(h);
+        let Block(words) = self.blocks.get_mut(b)?;
+        let mut set = 0;
+        for i in 0..K {
+            let (w, bit) = probes.at(i);
+            set += (words[w] >> bit) & 1;
+        }
+        if set == K {
+            return None;
+        }
+        for i in 0..K {
+            let (w, bit) = probes.at(i);
+            words[w] |= 1 << bit;
+        }
+        Some((b, K - set))
+    }
+
     /// Removes every key.
     pub fn clear(&mut self) {
         self.blocks = [Block([0; BLOCK_WORDS]); B];

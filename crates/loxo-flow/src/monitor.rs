@@ -11,6 +11,7 @@ use loxo_hll::Hll;
 use loxo_core::DecodeError;
 
 mod config;
+mod new_flows;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -18,6 +19,7 @@ mod tests;
 pub use config::{Config, EpochPolicy, ShareOf};
 pub use report::{Bounds, Elephant, Report, MAX_BLOCKLISTED, MAX_ELEPHANTS};
 
+use new_flows::NewFlows;
 use report::place;
 
 use crate::{
@@ -165,21 +167,8 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     other: OtherSketch,
     flows: Hll<FLOWS_P>,
     sources: Hll<SOURCES_P>,
-    /// Flows seen this epoch.
-    seen: NewFlowFilter,
-    /// Flows seen in the previous epoch.
-    seen_before: NewFlowFilter,
-    /// Flows `seen` took this epoch (inserts it called new).
-    seen_flows: u32,
-    /// Flows `seen_before` took in its epoch.
-    seen_before_flows: u32,
-    /// `seen_before.estimated_fpr()`, computed when it closed its epoch as `seen`
-    /// (it is only read since): each estimate walks all 96 blocks, ≈ 240 000
-    /// Cortex-M4 instructions, so the epoch end computes one, not two. An `f32`, the
-    /// report's own precision for the rate: an `f64` here moved the monitor's hot
-    /// fields and cost 27 instructions per frame on the Cortex-M4.
-    seen_before_fpr: f32,
-    new_flows: u64,
+    /// This epoch's and the last epoch's flows, and the new-flow estimate.
+    new: NewFlows,
     /// Addresses whose flows are counted and listed apart (in flash, `'static`).
     blocklist: Option<Blocklist<'static>>,
     /// The seed's SipHash state, computed once (every digest of a frame starts there).
@@ -231,12 +220,7 @@ impl<const N: usize> FlowMonitor<N> {
             // change on a Cortex-M4F.
             flows: Hll::new(config.seed).without_martingale(),
             sources: Hll::new(config.seed).without_martingale(),
-            seen: NewFlowFilter::new(config.seed),
-            seen_before: NewFlowFilter::new(config.seed),
-            seen_flows: 0,
-            seen_before_flows: 0,
-            seen_before_fpr: 0.0,
-            new_flows: 0,
+            new: NewFlows::new(config.seed),
             blocklist: None,
             sip: SipKey::new(config.seed),
             blocklisted_flows: 0,
@@ -450,9 +434,9 @@ impl<const N: usize> FlowMonitor<N> {
                 // as the full path, for about half of a skewed stream's frames.
                 let mut known = true;
                 let candidate = if self.config.policy == EpochPolicy::Reset {
-                    let (seen, sketch, k) = (&mut self.seen, &mut self.ranked, &mut known);
+                    let (new, sketch, k) = (&mut self.new, &mut self.ranked, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
-                        *k = seen.insert_checked_hash(h);
+                        *k = new.observe(h);
                         let upper = sketch.add_hash_estimate(h, ranked);
                         if *k {
                             upper
@@ -465,7 +449,7 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                     candidate
                 } else {
-                    known = self.seen.insert_checked_hash(h);
+                    known = self.new.observe(h);
                     let upper = self.ranked.add_hash_estimate(h, ranked);
                     self.top.update_bounded(&f.key, h, ranked, upper);
                     false
@@ -474,17 +458,12 @@ impl<const N: usize> FlowMonitor<N> {
                 if !candidate {
                     self.flows.insert_hash(h);
                 }
-                if !known {
-                    self.seen_flows = self.seen_flows.saturating_add(1);
-                    if !self.seen_before.contains_hash(h) {
-                        self.new_flows = self.new_flows.saturating_add(1);
-                    }
-                }
                 // A flow already in this epoch's filter had its source counted on its
                 // first frame (the source's SipHash runs once per flow) — unless the
-                // filter is past its design load, where "known" is too often a false
-                // positive: then every frame counts its source.
-                if !known || self.seen_flows > NEW_FLOW_CAPACITY {
+                // filter is past its design load or sampling, where "known" is too
+                // often a false positive or unsampled: then every frame counts its
+                // source.
+                if !known || self.new.overloaded() {
                     let src = f.key.src_hash_with_key(&self.sip);
                     self.sources.insert_hash(src);
                     // The flow's first frame of the epoch: its endpoints against the
@@ -569,7 +548,7 @@ impl<const N: usize> FlowMonitor<N> {
             return;
         };
         out.blocklist_len = u32::try_from(b.len()).unwrap_or(u32::MAX);
-        out.blocklisted_saturated = self.seen_flows > NEW_FLOW_CAPACITY;
+        out.blocklisted_saturated = self.new.overloaded();
         for e in self.top.entries() {
             if !b.matches(&e.key) {
                 continue;
@@ -595,13 +574,12 @@ impl<const N: usize> FlowMonitor<N> {
         out.errors = self.errors;
         out.distinct_flows = self.flows.estimate() as u64;
         out.distinct_sources = self.sources.estimate() as u64;
-        out.new_flows = self.new_flows;
-        // A new flow is missed if either filter reports it: 1 − (1 − p₁)(1 − p₂).
-        let (p1, p2) = (self.seen.estimated_fpr(), f64::from(self.seen_before_fpr));
-        debug_assert_eq!(p2, f64::from(self.seen_before.estimated_fpr() as f32));
-        out.new_flows_fpr = (1.0 - (1.0 - p1) * (1.0 - p2)) as f32;
-        out.new_flows_saturated =
-            self.seen_flows > NEW_FLOW_CAPACITY || self.seen_before_flows > NEW_FLOW_CAPACITY;
+        let n = self.new.figures();
+        out.new_flows = n.estimate;
+        out.new_flows_sigma = n.sigma;
+        out.new_flows_sampling = n.level;
+        out.new_flows_fpr = n.rate;
+        out.new_flows_overloaded = self.new.overloaded() || self.new.before_overloaded();
         out.theta = self.config.theta;
         out.share_of = self.config.share_of;
         out.byte_weight = self.config.byte_weight;
@@ -645,12 +623,7 @@ impl<const N: usize> FlowMonitor<N> {
         }
         self.flows.clear();
         self.sources.clear();
-        core::mem::swap(&mut self.seen, &mut self.seen_before);
-        self.seen.clear();
-        self.seen_before_fpr = p1 as f32;
-        self.seen_before_flows = self.seen_flows;
-        self.seen_flows = 0;
-        self.new_flows = 0;
+        self.new.end_epoch();
         self.blocklisted_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
