@@ -9,8 +9,9 @@ use core::hint::black_box;
 use loxo_bloom::{BinaryFuse16, BinaryFuse8, BlockedBloom};
 use loxo_cms::{HeavyGuardian, HeavyKeeper, SpaceSaving, TieredTopK, TopK};
 use loxo_core::{KeyHash, Seed};
-use loxo_flow::{parse_frame, FlowKey, FlowMonitor, Parsed, DEFAULT_CANDIDATES};
-use loxo_hll::Hll;
+use loxo_flow::{parse_frame, FlowKey, Parsed};
+use loxo_hll::{Hll, Ull};
+use loxo_theta::ThetaSketch;
 
 use crate::board::{Ticks, INSNS_PER_TICK};
 
@@ -26,7 +27,9 @@ static mut KEYS: [FlowKey; FRAMES] = [FlowKey::v4([0; 4], [0; 4], 0, 0, 0); FRAM
 static mut HASHES: [u64; FRAMES] = [0; FRAMES];
 /// The monitor's candidates before Space-Saving replaced HeavyKeeper (for comparison).
 static mut TOPK: HeavyKeeper<1024, 2, 32, FlowKey> = HeavyKeeper::new(1);
-static mut SS: SpaceSaving<FlowKey, DEFAULT_CANDIDATES> = SpaceSaving::new();
+/// The firmware's candidates alone (the labels below name their number).
+static mut SS: SpaceSaving<FlowKey, { crate::CANDIDATES }> = SpaceSaving::new();
+const _: () = assert!(crate::CANDIDATES == 128, "the labels say space-saving<128>");
 /// The 8 KiB top-k summaries of `tests/topk_classes` (u64 keys): HeavyKeeper as
 /// evaluated, HeavyGuardian with two bucket choices, and the two-tier summary.
 static mut HK8K: HeavyKeeper<272, 2, 100, u64, 160> = HeavyKeeper::new(1);
@@ -37,7 +40,18 @@ static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
 static mut CMS: loxo_flow::OtherSketch = loxo_flow::OtherSketch::new(Seed::new(1, 2));
 static mut CMS2: loxo_flow::RankedSketch = loxo_flow::RankedSketch::new(Seed::new(1, 2));
-static mut MON: FlowMonitor = FlowMonitor::new(crate::CONFIG);
+static mut MON: crate::Monitor = crate::Monitor::with_candidates(crate::CONFIG);
+/// The Theta sketch beside HLL/ULL at about 4 KiB (`Hll<12>` 3 KiB, `Ull<12>` 4 KiB,
+/// `ThetaSketch<512>` 4 KiB) and larger.
+static mut HLL12: Hll<12> = Hll::new(Seed::new(1, 2));
+static mut ULL12: Ull<12> = Ull::new(Seed::new(1, 2));
+static mut THETA512: ThetaSketch<512> = ThetaSketch::new(Seed::new(1, 2));
+static mut THETA4K: ThetaSketch<4096> = ThetaSketch::new(Seed::new(1, 2));
+static mut THETA8K: ThetaSketch<8192> = ThetaSketch::new(Seed::new(1, 2));
+/// Distinct digests for the Theta inserts (the frames' 1 024 repeat every round: a
+/// repeated key costs a Theta sketch a probe, not an insert).
+const DISTINCT: usize = 8192;
+static mut DIGESTS: [u64; DISTINCT] = [0; DISTINCT];
 
 fn frame(i: usize) -> [u8; LEN] {
     // About Zipf(1) over 4096 flows: a uniform exponent e in 0..12, then a uniform flow
@@ -88,6 +102,99 @@ fn once(ticks: &Ticks, name: &str, f: impl FnOnce()) {
     f();
     let dt = Ticks::elapsed(t0, ticks.now());
     defmt::info!("costs: {=str} insns_once={=u32}", name, dt * INSNS_PER_TICK);
+}
+
+/// Times `f` over `items` once and logs the instructions per item (`count` of them).
+fn per_item<I: Iterator>(
+    ticks: &Ticks,
+    name: &str,
+    count: u32,
+    items: I,
+    mut f: impl FnMut(I::Item),
+) {
+    let t0 = ticks.now();
+    for x in items {
+        f(x);
+    }
+    let dt = Ticks::elapsed(t0, ticks.now());
+    defmt::info!(
+        "costs: {=str} insns_per_call={=u32}",
+        name,
+        dt * INSNS_PER_TICK / count
+    );
+}
+
+/// Theta sketch inserts of distinct keys (exact mode; estimation mode with its
+/// amortized rebuilds) and one rebuild.
+fn theta(ticks: &Ticks) {
+    // SAFETY: called once from `run`; nothing else touches these statics.
+    let (digests, t512, t4k, t8k) = unsafe {
+        (
+            &mut *core::ptr::addr_of_mut!(DIGESTS),
+            &mut *core::ptr::addr_of_mut!(THETA512),
+            &mut *core::ptr::addr_of_mut!(THETA4K),
+            &mut *core::ptr::addr_of_mut!(THETA8K),
+        )
+    };
+    for (i, d) in digests.iter_mut().enumerate() {
+        *d = loxo_core::mix64(0x7e7a_0000 + i as u64);
+    }
+    let digests: &[u64] = digests;
+    let (first, second) = digests.split_at(DISTINCT / 2);
+    fn hashes(d: &[u64]) -> impl Iterator<Item = KeyHash> + '_ {
+        d.iter().map(|&x| KeyHash::from_u64(black_box(x)))
+    }
+    let half = (DISTINCT / 2) as u32;
+    // 4 096 new keys below the rebuild point (7 680): every key is stored.
+    per_item(
+        ticks,
+        "theta<8192> insert_hash (exact, new keys)",
+        half,
+        hashes(first),
+        |h| {
+            black_box(t8k.insert_hash(h));
+        },
+    );
+    // Keys 4 096 ..= 8 191 of a stream: most are rejected at θ, the rest stored, with
+    // the rebuilds they cause (k = 256: about one).
+    for h in hashes(first) {
+        t512.insert_hash(h);
+    }
+    per_item(
+        ticks,
+        "theta<512> insert_hash (estimation, n 4k..8k)",
+        half,
+        hashes(second),
+        |h| {
+            black_box(t512.insert_hash(h));
+        },
+    );
+    // One rebuild of K = 4 096: the insert that fills the table to 3 840.
+    let mut rest = hashes(digests);
+    for h in rest.by_ref() {
+        t4k.insert_hash(h);
+        if t4k.retained() + 1 == ThetaSketch::<4096>::REBUILD_AT {
+            break;
+        }
+    }
+    if let Some(h) = rest.next() {
+        once(
+            ticks,
+            "theta<4096> rebuild (insert at 3 840 -> 2 048)",
+            || {
+                black_box(t4k.insert_hash(h));
+            },
+        );
+    }
+    per_item(
+        ticks,
+        "theta<4096> insert_hash (estimation, n 3.8k..8k)",
+        (DISTINCT - 3840) as u32,
+        rest,
+        |h| {
+            black_box(t4k.insert_hash(h));
+        },
+    );
 }
 
 /// Runs every measurement, logs one line per component and exits QEMU (returns `()`
@@ -224,24 +331,24 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     });
     measure(
         ticks,
-        "space-saving<256> update",
+        "space-saving<128> update",
         || keys.iter().zip(kh()),
         |(k, h)| {
             ss.update(black_box(k), h, 60);
         },
     );
-    // Hit path: the 64 keys are monitored after the pass above (256 slots, fed 4096).
+    // Hit path: the 64 keys are monitored after the pass above (128 slots, fed 4096).
     let first = || keys.iter().zip(kh()).take(64).cycle().take(FRAMES);
     for (k, h) in first() {
         ss.update(k, h, 1_000_000);
     }
-    measure(ticks, "space-saving<256> update (hit)", first, |(k, h)| {
+    measure(ticks, "space-saving<128> update (hit)", first, |(k, h)| {
         ss.update(black_box(k), h, 60);
     });
     // Miss path: fresh keys (a flood), heap full.
     measure(
         ticks,
-        "space-saving<256> update (miss)",
+        "space-saving<128> update (miss)",
         || {
             kh().enumerate().map(|(i, h)| {
                 let [a, b] = (i as u16).to_be_bytes();
@@ -262,7 +369,7 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     };
     measure(
         ticks,
-        "space-saving<256> update (miss, gated out)",
+        "space-saving<128> update (miss, gated out)",
         fresh,
         |(k, h)| {
             ss.update_bounded(black_box(&k), h, 60, 0);
@@ -270,7 +377,7 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     );
     measure(
         ticks,
-        "space-saving<256> update (miss, shallow sift)",
+        "space-saving<128> update (miss, shallow sift)",
         fresh,
         |(k, h)| {
             ss.update_bounded(black_box(&k), h, 1, 1);
@@ -284,6 +391,20 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     measure(ticks, "hll10 insert_hash (martingale)", kh, |h| {
         black_box(sources.insert_hash(h));
     });
+    // SAFETY: as above: called once, nothing else touches these statics.
+    let (hll12, ull12) = unsafe {
+        (
+            &mut *core::ptr::addr_of_mut!(HLL12),
+            &mut *core::ptr::addr_of_mut!(ULL12),
+        )
+    };
+    measure(ticks, "hll12 insert_hash (martingale)", kh, |h| {
+        black_box(hll12.insert_hash(h));
+    });
+    measure(ticks, "ull12 insert_hash", kh, |h| {
+        black_box(ull12.insert_hash(h));
+    });
+    theta(ticks);
     measure(ticks, "bloom insert_checked", kh, |h| {
         black_box(bloom.insert_checked_hash(h));
     });

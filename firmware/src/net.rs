@@ -31,9 +31,17 @@ const LOCAL_PORT: u16 = 4739;
 const TX_PAYLOAD: usize = 6 * 1024;
 const TX_PACKETS: usize = 8;
 
-/// The bytes an epoch exports as sketches: its distinct-flow `Hll<14>` (12 336 B)
-/// and its top-k candidates (`SpaceSaving<FlowKey, 256>`, 14 388 B), back to back.
-pub(crate) const SKETCHES_LEN: usize = 27 * 1024;
+/// The largest encoding of the distinct-flow `Hll<14>`: dense, 6-bit registers, room
+/// for the martingale's 8 bytes (12 336 B).
+const FLOWS_SKETCH_MAX: usize = loxo_core::wire::frame_len(8 + 3 * (1 << loxo_flow::FLOWS_P) / 4);
+/// The largest encoding of the top-k candidates, `SpaceSaving<FlowKey, CANDIDATES>`:
+/// the stream total, a count, then per candidate its 38-byte key, count, error and
+/// hash tag (7 476 B for 128 candidates).
+const TOPK_SKETCH_MAX: usize =
+    loxo_core::wire::frame_len(8 + 4 + crate::CANDIDATES * (38 + 8 + 8 + 4));
+/// The bytes an epoch exports as sketches: its distinct-flow sketch and its top-k
+/// candidates, back to back (19 812 B for 128 candidates).
+pub(crate) const SKETCHES_LEN: usize = FLOWS_SKETCH_MAX + TOPK_SKETCH_MAX;
 
 /// The LAN9118 as smoltcp's `phy::Device`: at most one received frame (the one the
 /// main loop just read) and transmission straight into the NIC's TX FIFO.

@@ -310,3 +310,71 @@ pub fn at_threshold(
     assert_eq!(measure(&e), t, "the total must be exactly {t}");
     (e, on, below)
 }
+
+/// One epoch crowded at exactly `1/n` of its total `T` (bytes, or packets): `3n/4`
+/// flows hold exactly `T/n` each, `n/8` hold `T/n − 1`, and one-frame mice from
+/// spoofed sources make up the rest (`n/8·T/n + n/8`), all frames shuffled. The test
+/// of a monitor of `n` candidates at `θ = θ_min = 1/n`: every flow of the first group
+/// is an elephant (inclusive), none of the second is, and the mice keep the
+/// candidates' minimum moving. Flows at `T/n` hold `unit` packets (or `unit` frames of
+/// 1 500 bytes).
+///
+/// Returns the epoch, the flows at `T/n` and those one below.
+///
+/// # Panics
+/// If `n` is not a multiple of 8 or `unit < 2`, or the construction misses its
+/// total (a bug in this generator).
+#[must_use]
+pub fn at_one_nth(n: u64, unit: u64, by_bytes: bool, seed: u64) -> (Epoch, Vec<Flow>, Vec<Flow>) {
+    assert!(n.is_multiple_of(8) && unit >= 2, "n = {n}, unit = {unit}");
+    let w = if by_bytes { unit * 1_500 } else { unit };
+    let t = n * w;
+    let mut rng = SplitMix::new(seed);
+    let at: Vec<Flow> = (0..n * 3 / 4)
+        .map(|i| Flow::regular((seed << 24) + i, 2))
+        .collect();
+    let below: Vec<Flow> = (n * 3 / 4..n * 7 / 8)
+        .map(|i| Flow::regular((seed << 24) + i, 2))
+        .collect();
+    let mut frames = Vec::new();
+    let mut heavy = |flow: Flow, target: u64, rng: &mut SplitMix| {
+        if by_bytes {
+            bytes_exactly(flow, target, &mut frames);
+        } else {
+            for _ in 0..target {
+                frames.push((flow, mixed_len(rng)));
+            }
+        }
+    };
+    for &f in &at {
+        heavy(f, w, &mut rng);
+    }
+    for &f in &below {
+        heavy(f, w - 1, &mut rng);
+    }
+    // The mice: one frame each, up to the total.
+    let mut left = t - at.len() as u64 * w - below.len() as u64 * (w - 1);
+    let mut m = seed << 40;
+    while left > 0 {
+        m += 1;
+        let len = if !by_bytes {
+            u64::from(mixed_len(&mut rng))
+        } else if left <= 1_500 {
+            left
+        } else {
+            // Leave at least 60 bytes for the last mouse.
+            u64::from(mixed_len(&mut rng)).min(left - 60)
+        };
+        frames.push((Flow::flood(m), len as u16));
+        left -= if by_bytes { len } else { 1 };
+    }
+    // Fisher–Yates shuffle.
+    for i in (1..frames.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        frames.swap(i, j);
+    }
+    let e = Epoch { frames };
+    let total = e.total();
+    assert_eq!(if by_bytes { total.bytes } else { total.packets }, t);
+    (e, at, below)
+}

@@ -46,3 +46,18 @@ fn changed_kinds_refuse_version_1() {
         Err(DecodeError::UnsupportedVersion(1))
     );
 }
+
+#[test]
+fn theta_has_no_version_1() {
+    // Theta frames were introduced in version 2: a frame claiming version 1 is refused
+    // by the envelope, before any payload rule.
+    let seed = Seed::new(0x676f_6c64_656e, 0x0074_6865_7461);
+    let mut v1 = read("theta_exact.bin");
+    assert!(loxo_theta::ThetaSketch::<256>::decode(&v1, seed).is_ok());
+    v1[4] = 1;
+    loxo_tests::wire::resign(&mut v1);
+    assert_eq!(
+        loxo_theta::ThetaSketch::<256>::decode(&v1, seed),
+        Err(DecodeError::UnsupportedVersion(1))
+    );
+}

@@ -1,14 +1,12 @@
 //! The flow monitor on traffic built to break it: one-packet floods (50 % and 90 %
 //! of frames, spoofed sources), heavy-tailed lognormal flow sizes, a hot set that
 //! changes mid-epoch, flows at exactly θ and one unit below, 10⁶-frame epochs, 10×
-//! the new-flow filter's design load; shares of bytes and of packets; θ from 0.1 % to
-//! 10 %. The truth comes from the generator (`loxo_tests::traffic`), not from the
-//! monitor's parser.
+//! the new-flow filter's design load; shares of bytes and of packets; θ from
+//! θ_min = 1/256 to 10 % (a θ below θ_min is refused). The truth comes from the
+//! generator (`loxo_tests::traffic`), not from the monitor's parser.
 //!
 //! Asserted for every epoch:
-//! * recall 1: every flow at θ is listed (or counted in `elephants_left_out`), and
-//!   `elephants_complete` is true whenever θ > θ_min = 1/256 — and whenever it is
-//!   true, whatever θ;
+//! * recall 1: every flow at θ is listed and `elephants_complete` is true;
 //! * every certain bound contains the exact figure; "certain" elephants are at θ;
 //!   every listed flow's upper bound reaches θ;
 //! * the Count-Min lower bound of the other measure holds for ≥ 95 % of elephants
@@ -119,20 +117,8 @@ fn check(name: &str, e: &Epoch, theta: Theta, by_bytes: bool, tally: &mut Tally)
         .iter()
         .filter(|(f, _)| r.elephants.iter().any(|el| el.key == f.key()))
         .count();
-    if theta.to_f64() > FlowMonitor::<256>::THETA_MIN.to_f64() {
-        assert!(r.elephants_complete, "{name}: θ > θ_min but not complete");
-    }
-    if r.elephants_complete {
-        assert!(
-            listed + r.elephants_left_out as usize >= truth.len(),
-            "{name}: {listed} of {} elephants listed, {} left out",
-            truth.len(),
-            r.elephants_left_out
-        );
-        if r.elephants_left_out == 0 {
-            assert_eq!(listed, truth.len(), "{name}: an elephant is missing");
-        }
-    }
+    assert!(r.elephants_complete, "{name}: θ ≥ θ_min but not complete");
+    assert_eq!(listed, truth.len(), "{name}: an elephant is missing");
     // The probabilistic lower bound of the other measure, over true elephants.
     for (f, c) in &truth {
         if let Some(el) = r.elephants.iter().find(|el| el.key == f.key()) {
@@ -165,12 +151,11 @@ fn check(name: &str, e: &Epoch, theta: Theta, by_bytes: bool, tally: &mut Tally)
     // New flows (a fresh monitor: every flow of the epoch is new).
     check_new_flows(name, &r, counts.len() as u64);
     println!(
-        "{name}: θ {theta} of {}: {} elephants ({} listed, {} certain, {} left out), flows {}/{flows}, sources {}/{sources}, new {}{}",
+        "{name}: θ {theta} of {}: {} elephants ({} listed, {} certain), flows {}/{flows}, sources {}/{sources}, new {}{}",
         if by_bytes { "bytes" } else { "packets" },
         truth.len(),
         listed,
         r.elephants.iter().filter(|e| e.certain).count(),
-        r.elephants_left_out,
         r.distinct_flows,
         r.distinct_sources,
         r.new_flows,
@@ -297,10 +282,15 @@ fn floods_heavy_tails_and_hot_set_changes() {
     let e = traffic::zipf(200_000, 1_000_000, 0.6, 0.0, 6);
     let r = check("10x filter load", &e, theta("0.5%"), true, &mut tally);
     assert!(r.new_flows_saturated);
-    // θ below θ_min (1/256): recall is certified per epoch, or the report says so.
+    // θ at θ_min (1/256), the smallest a monitor accepts; 0.1 % is refused.
     let e = traffic::zipf(300_000, 30_000, 0.8, 0.0, 7);
-    check("theta 0.1%", &e, theta("0.1%"), true, &mut tally);
-    check("theta 0.2%", &e, theta("0.2%"), false, &mut tally);
+    check("theta 1/256", &e, theta("1/256"), true, &mut tally);
+    check("theta 1/256", &e, theta("1/256"), false, &mut tally);
+    assert!(FlowMonitor::try_new(Config {
+        theta: theta("0.1%"),
+        ..Config::default()
+    })
+    .is_err());
 
     // The other measure's lower bound: stated to hold with probability ≥ 1 − e⁻³.
     let n = tally.elephants as f64;
@@ -319,16 +309,15 @@ fn flows_exactly_at_theta_and_one_below() {
         ("1%", false, 13),
         ("10%", true, 14),
         ("10%", false, 15),
-        ("0.1%", true, 16),
+        ("1/256", true, 16),
+        ("1/256", false, 17),
     ] {
         let th = theta(t);
         let (e, on, below) = traffic::at_threshold(th, by_bytes, 100_000, seed);
         let r = check(&format!("at θ = {t}"), &e, th, by_bytes, &mut tally);
         let listed = |f: &traffic::Flow| r.elephants.iter().find(|el| el.key == f.key());
         // Exactly at θ: an elephant (recall, inclusive). One below: never certain.
-        if r.elephants_complete && r.elephants_left_out == 0 {
-            assert!(listed(&on).is_some(), "θ = {t}: the flow at θ is missing");
-        }
+        assert!(listed(&on).is_some(), "θ = {t}: the flow at θ is missing");
         assert!(
             listed(&below).is_none_or(|el| !el.certain),
             "θ = {t}: the flow one below θ is called certain"

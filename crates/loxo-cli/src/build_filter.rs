@@ -138,7 +138,7 @@ pub(crate) fn build_frame(seed: Seed, hashes: &[KeyHash], bits: u32) -> anyhow::
 }
 
 /// `F.loxo` → `F.loxo.key`.
-fn key_path(output: &Path) -> PathBuf {
+pub(crate) fn key_path(output: &Path) -> PathBuf {
     let mut s = output.as_os_str().to_owned();
     s.push(".key");
     PathBuf::from(s)
@@ -146,7 +146,7 @@ fn key_path(output: &Path) -> PathBuf {
 
 /// Writes the seed as 32 hex digits (the 16 bytes in order), readable only by the
 /// owner where the platform has permissions.
-fn write_key(path: &Path, seed: Seed) -> anyhow::Result<()> {
+pub(crate) fn write_key(path: &Path, seed: Seed) -> anyhow::Result<()> {
     let hex = seed.to_bytes().iter().fold(String::new(), |mut h, b| {
         use std::fmt::Write as _;
         let _ = write!(h, "{b:02x}");

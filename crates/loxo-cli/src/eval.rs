@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 
 use loxo_core::DecodeError;
-use loxo_flow::{Blocklist, Bounds, Config, FlowKey, FlowMonitor, ParseError, Report, ShareOf};
+use loxo_flow::{
+    Blocklist, Bounds, Config, ConfigError, FlowKey, FlowMonitor, ParseError, Report, ShareOf,
+};
 
 use crate::exact::{Counts, Exact};
 
@@ -83,9 +85,16 @@ impl std::fmt::Debug for Evaluator {
 }
 
 impl Evaluator {
-    /// A fresh evaluator.
-    pub fn new(config: Config) -> Self {
-        Self {
+    /// A fresh evaluator, or why the monitor refuses `config`.
+    ///
+    /// # Errors
+    /// [`ConfigError::ThetaBelowMin`] when `config.theta` is below the monitor's
+    /// `θ_min` ([`FlowMonitor::THETA_MIN`], 1/256).
+    pub fn try_new(config: Config) -> Result<Self, ConfigError> {
+        // Checked before the monitor is built: built on the stack and then boxed, a
+        // 64 KiB value is copied once more for nothing.
+        FlowMonitor::<{ loxo_flow::DEFAULT_CANDIDATES }>::check(&config)?;
+        Ok(Self {
             monitor: Box::new(FlowMonitor::new(config)),
             exact: Exact::with_weight(config.byte_weight),
             config,
@@ -93,7 +102,7 @@ impl Evaluator {
             previous: HashSet::new(),
             blocklist: None,
             results: Vec::new(),
-        }
+        })
     }
 
     /// Gives the monitor a blocklist ([`FlowMonitor::set_blocklist`]); each epoch's

@@ -70,10 +70,76 @@ pub(crate) fn decode_unseeded<const N: usize>(
     Ok(s)
 }
 
-fn image<const N: usize>(frame: &Frame<'_>, lg_max_map_size: Option<u8>) -> anyhow::Result<Image> {
-    let s = decode_unseeded::<N>(frame)?;
+/// What to do with a decoded `space-saving` summary of flow keys once its `N` is
+/// known ([`with_summary`]).
+pub(crate) trait WithSummary {
+    /// What it makes of the summary.
+    type Out;
+    /// Uses the summary of `N` candidates.
+    ///
+    /// # Errors
+    /// Whatever it finds wrong.
+    fn with<const N: usize>(self, s: Box<SpaceSaving<FlowKey, N>>) -> anyhow::Result<Self::Out>;
+}
+
+/// Decodes a `space-saving` frame of flow keys under any seed ([`decode_unseeded`])
+/// whatever its number of candidates `N` — a power of two from 16 to `max` (at most
+/// 4096): a monitor's `N`, 256 by default and 128 on the sample firmware — and hands
+/// the summary to `w`. The one place a frame's `N` becomes a type.
+///
+/// # Errors
+/// Another key length than a [`FlowKey`]'s, an `N` outside the list, a corrupt
+/// frame, or `w`'s error.
+pub(crate) fn with_summary<W: WithSummary>(
+    frame: &Frame<'_>,
+    max: usize,
+    w: W,
+) -> anyhow::Result<W::Out> {
+    let [n, key_len, ..] = frame.header().params;
+    if key_len != KEY_WIRE_LEN {
+        bail!("{key_len}-byte keys, expected flow keys ({KEY_WIRE_LEN} bytes)");
+    }
+    let max = max.min(4096);
+    let refused =
+        || anyhow::anyhow!("a summary of {n} candidates (supported: powers of two 16..={max})");
+    if n as usize > max {
+        return Err(refused());
+    }
+    match n {
+        16 => w.with(decode_unseeded::<16>(frame)?),
+        32 => w.with(decode_unseeded::<32>(frame)?),
+        64 => w.with(decode_unseeded::<64>(frame)?),
+        128 => w.with(decode_unseeded::<128>(frame)?),
+        256 => w.with(decode_unseeded::<256>(frame)?),
+        512 => w.with(decode_unseeded::<512>(frame)?),
+        1024 => w.with(decode_unseeded::<1024>(frame)?),
+        2048 => w.with(decode_unseeded::<2048>(frame)?),
+        4096 => w.with(decode_unseeded::<4096>(frame)?),
+        _ => Err(refused()),
+    }
+}
+
+/// The DataSketches image of a summary ([`datasketches_image`]).
+struct ImageOf<'a> {
+    frame: &'a Frame<'a>,
+    lg_max_map_size: Option<u8>,
+}
+
+impl WithSummary for ImageOf<'_> {
+    type Out = Image;
+
+    fn with<const N: usize>(self, s: Box<SpaceSaving<FlowKey, N>>) -> anyhow::Result<Image> {
+        image(self.frame, &s, self.lg_max_map_size)
+    }
+}
+
+fn image<const N: usize>(
+    frame: &Frame<'_>,
+    s: &SpaceSaving<FlowKey, N>,
+    lg_max_map_size: Option<u8>,
+) -> anyhow::Result<Image> {
     let mut bytes = vec![0u8; max_encoded_len(s.len(), FLOW_TEXT_MAX)];
-    let n = encode_space_saving(&*s, lg_max_map_size, display_text, &mut bytes)?;
+    let n = encode_space_saving(s, lg_max_map_size, display_text, &mut bytes)?;
     bytes.truncate(n);
     let view = loxo_interop::FrequentItemsView::new_checked(&bytes)?;
     Ok(Image {
@@ -113,22 +179,14 @@ pub fn datasketches_image(bytes: &[u8], lg_max_map_size: Option<u8>) -> anyhow::
     if h.flags != 0 {
         bail!("space-saving frame with flags {:#04x}", h.flags);
     }
-    let [n, key_len, ..] = h.params;
-    if key_len != KEY_WIRE_LEN {
-        bail!("{key_len}-byte keys, expected flow keys ({KEY_WIRE_LEN} bytes)");
-    }
-    match n {
-        16 => image::<16>(&frame, lg_max_map_size),
-        32 => image::<32>(&frame, lg_max_map_size),
-        64 => image::<64>(&frame, lg_max_map_size),
-        128 => image::<128>(&frame, lg_max_map_size),
-        256 => image::<256>(&frame, lg_max_map_size),
-        512 => image::<512>(&frame, lg_max_map_size),
-        1024 => image::<1024>(&frame, lg_max_map_size),
-        2048 => image::<2048>(&frame, lg_max_map_size),
-        4096 => image::<4096>(&frame, lg_max_map_size),
-        _ => bail!("a summary of {n} candidates (supported: powers of two 16..=4096)"),
-    }
+    with_summary(
+        &frame,
+        4096,
+        ImageOf {
+            frame: &frame,
+            lg_max_map_size,
+        },
+    )
 }
 
 #[cfg(test)]

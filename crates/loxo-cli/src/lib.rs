@@ -11,4 +11,6 @@ pub mod gateway;
 pub mod key;
 pub mod resp;
 pub mod sketch;
+pub mod theta;
+pub mod theta_ds;
 pub mod trace;

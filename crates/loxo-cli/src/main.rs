@@ -7,12 +7,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod build_filter;
+mod build_theta;
 mod export;
 mod gen;
 mod inspect;
 mod ipfix;
 mod merge;
 mod replay;
+mod setop;
 mod top;
 
 /// Allocation-free sketches for firmware: generate traffic, find elephant flows,
@@ -34,14 +36,18 @@ enum Command {
     Replay(replay::Args),
     /// Print a serialized loxo sketch.
     Inspect(inspect::Args),
-    /// Merge serialized loxo sketches.
+    /// Merge serialized loxo sketches (HLL, ULL, Theta).
     Merge(merge::Args),
+    /// Set operations on Theta sketch files: union, intersection, A-not-B, with bounds.
+    Setop(setop::Args),
     /// Export a serialized sketch to another engine (Redis, Apache DataSketches).
     Export(export::Args),
     /// Receive the devices' per-epoch sketches over UDP and merge them fleet-wide.
     Collect(loxo_cli::collect::Args),
     /// Build a binary fuse filter (static blocklist) from addresses and prefixes.
     BuildFilter(build_filter::Args),
+    /// Build a Theta sketch (distinct keys, for set operations) from addresses and prefixes.
+    BuildTheta(build_theta::Args),
 }
 
 /// A `clap` value parser for a count: a negative number is taken as a value and
@@ -67,6 +73,8 @@ fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Collect(a) => loxo_cli::collect::run(a),
         Command::BuildFilter(a) => build_filter::run(a),
+        Command::Setop(a) => setop::run(a),
+        Command::BuildTheta(a) => build_theta::run(a),
     };
     match result {
         Ok(code) => code,

@@ -248,6 +248,14 @@ impl std::ops::DerefMut for AnyHll {
 /// I/O errors, with the path; a file that is not a loxo sketch.
 pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    check(path, bytes)
+}
+
+/// The bytes [`read`] read from `path`, if they are a loxo sketch.
+///
+/// # Errors
+/// As [`read`], for a file that is not a loxo sketch.
+pub fn check(path: &Path, bytes: Vec<u8>) -> anyhow::Result<Vec<u8>> {
     if let Some(what) = not_a_sketch(&bytes) {
         bail!(
             "{}: not a loxo sketch: {what}; `loxo inspect`, `merge` and `export` read loxo sketch files",
@@ -264,6 +272,12 @@ pub fn not_a_sketch(bytes: &[u8]) -> Option<String> {
     let magic: [u8; 4] = *bytes.first_chunk()?;
     if magic == loxo_core::wire::MAGIC {
         return None;
+    }
+    if crate::theta_ds::is_image(bytes) {
+        return Some(
+            "this is an Apache DataSketches compact theta image (`loxo inspect` and `loxo setop` read them)"
+                .into(),
+        );
     }
     if &magic == b"HYLL" {
         return Some(
@@ -287,7 +301,8 @@ pub fn not_a_sketch(bytes: &[u8]) -> Option<String> {
 }
 
 /// A human-readable description of any loxo frame: the envelope, then what the
-/// kind's payload says (for HLL: estimates and fill).
+/// kind's payload says (for HLL: estimates and fill; for Theta: θ, the retained
+/// values and the estimate with its bounds at 1–3 standard deviations).
 ///
 /// Every figure comes from the frame's bytes with checked arithmetic, and the
 /// payload length must be the one the frame's parameters imply
@@ -366,6 +381,8 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
             "memory:           {} bytes on a device",
             sketch.memory_bytes()
         )?;
+    } else if h.kind == SketchKind::Theta {
+        crate::theta::summarize(bytes)?.write_text(&mut out)?;
     } else {
         let p = frame.payload();
         match expected_payload_len(h.kind, h.params, p) {

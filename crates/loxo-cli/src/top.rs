@@ -44,7 +44,8 @@ pub(crate) struct Args {
     /// length; Ethernet, raw IP, Linux cooked or BSD loopback link types).
     file: PathBuf,
     /// Elephant threshold θ as a share of the epoch (inclusive, exact): a decimal
-    /// (0.01), a percentage (1%) or a fraction (1/100).
+    /// (0.01), a percentage (1%) or a fraction (1/100). At least 1/256 (0.390625 %),
+    /// the monitor's θ_min: at any θ from there every elephant is listed.
     #[arg(long, default_value = "0.01")]
     theta: String,
     /// Measure shares in packets instead of bytes.
@@ -119,6 +120,9 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         byte_weight: a.byte_weight(),
         ..Config::default()
     };
+    // The monitor refuses a θ below its θ_min before the capture is opened.
+    let mut ev =
+        Evaluator::try_new(config).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
     let name = a.file.display();
     let file = capture::open_file(&a.file, "loxo top")?;
     let size = file.metadata().map_or(0, |m| m.len());
@@ -137,7 +141,6 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let mut reader = CaptureReader::new(BufReader::new(bar.wrap_read(file)))
         .map_err(|e| capture::header_error(&a.file, "loxo top", e))?;
     let format = reader.format();
-    let mut ev = Evaluator::new(config);
     if let Some(path) = &a.blocklist {
         set_blocklist(&mut ev, path, seed)?;
     }
@@ -356,7 +359,6 @@ fn to_json(
                     "packets": bounds_json(&w.packets),
                     "exact_bytes": w.exact.bytes, "exact_packets": w.exact.packets, "true_share": w.true_share,
                 })).collect::<Vec<_>>(),
-                "elephants_left_out": r.report.elephants_left_out,
                 "elephants_complete": r.report.elephants_complete,
                 "exact_elephants": r.exact_elephants.iter().map(|(k, c)| json!({
                     "key": k.to_string(), "bytes": c.bytes, "packets": c.packets,
@@ -437,7 +439,7 @@ fn print_text(
         String::new()
     };
     println!(
-        "{} ({}, {} records): theta {} of {unit}{floor} (recall 1 guaranteed for theta > {}), {}, monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
+        "{} ({}, {} records): theta {} of {unit}{floor} (recall 1 guaranteed for theta >= {}), {}, monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
         a.file.display(),
         read.format,
         read.records,
@@ -494,15 +496,9 @@ fn print_text(
                 100.0 * w.true_share
             );
         }
-        if r.report.elephants_left_out > 0 {
-            println!(
-                "  ... and {} more candidates reaching theta that did not fit in the report",
-                r.report.elephants_left_out
-            );
-        }
         if !r.report.elephants_complete {
             println!(
-                "  WARNING: theta is below what this epoch could certify: flows at theta may be missing"
+                "  WARNING: this epoch's recall is not certified: flows at theta may be missing"
             );
         }
         print_blocklisted(r);

@@ -193,3 +193,51 @@ fn every_subcommand_help_ends_with_examples() {
         );
     }
 }
+
+/// A θ below the monitor's θ_min (1/256) is refused before the capture is read, with
+/// a one-line message naming both thresholds; θ_min itself is accepted, and then every
+/// exact elephant of the capture is listed.
+#[test]
+fn a_theta_below_theta_min_is_refused_with_both_thresholds() {
+    let d = dir("first-use-theta-min");
+    let file = d.join("trace.pcap");
+    capture_util::ethernet_pcap(
+        &file,
+        65_535,
+        &capture_util::whole(&capture_util::frames(3_000, 0.0, 5)),
+    );
+    let f = file.to_str().unwrap();
+    for theta in ["0.001", "0.39%", "1/257"] {
+        let out = loxo(&["top", f, "--theta", theta]);
+        assert_eq!(out.status.code(), Some(1), "--theta {theta}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("--theta {theta}: theta "))
+                && err.contains("is below theta_min 0.00390625 (1/256)")
+                && err.contains(
+                    "a monitor with 256 candidates lists every elephant only at theta >= 1/256"
+                ),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(out.stdout.is_empty(), "nothing is read or printed");
+    }
+    // A missing capture with a bad θ: the θ is what is refused first.
+    let out = loxo(&[
+        "top",
+        d.join("none.pcap").to_str().unwrap(),
+        "--theta",
+        "0.001",
+    ]);
+    assert!(stderr(&out).contains("below theta_min"), "{}", stderr(&out));
+
+    let (out, json) = capture_util::top(&file, &["--theta", "1/256"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = json.unwrap();
+    assert_eq!(json["theta_min"], "0.00390625");
+    for e in capture_util::epochs(&json).as_array().unwrap() {
+        assert_eq!(e["elephants_complete"], true);
+        assert_eq!(e["recall"], 1.0, "{e}");
+    }
+}

@@ -161,7 +161,7 @@ fn check_fleet_epoch(epoch: usize, one: &Sent, two: &Sent, dir: &Path, stdout: &
     // The fleet top-k: the bounds contain the exact fleet-wide bytes.
     let (_, a) = decode_topk(&one.topk).unwrap();
     let (_, b) = decode_topk(&two.topk).unwrap();
-    let (top, _, _) = combine_top(&[&a, &b]);
+    let (top, _, _) = combine_top(&[&*a, &*b]);
     for f in &top {
         let exact = one.bytes.get(&f.key).copied().unwrap_or(0)
             + two.bytes.get(&f.key).copied().unwrap_or(0);

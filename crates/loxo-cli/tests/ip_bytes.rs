@@ -58,7 +58,7 @@ fn run(theta: Theta, share_of: ShareOf, seed: u64) {
     let by_bytes = share_of == ShareOf::Bytes;
     let heavy = ip.heavy(theta, by_bytes);
     assert!(!heavy.is_empty(), "{name}: a non-trivial exact set");
-    assert!(r.elephants_complete && r.elephants_left_out == 0, "{name}");
+    assert!(r.elephants_complete, "{name}");
     for (k, _) in &heavy {
         assert!(
             r.elephants.iter().any(|e| e.key == *k),
@@ -91,7 +91,7 @@ fn run(theta: Theta, share_of: ShareOf, seed: u64) {
 
 #[test]
 fn ip_bytes_weigh_the_epoch_and_its_elephants() {
-    for (theta, seed) in [("1%", 3), ("0.2%", 11)] {
+    for (theta, seed) in [("1%", 3), ("1/256", 11)] {
         let theta = Theta::parse(theta).unwrap();
         run(theta, ShareOf::Bytes, seed);
         run(theta, ShareOf::Packets, seed + 1);

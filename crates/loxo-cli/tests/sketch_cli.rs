@@ -255,7 +255,7 @@ fn inspect_reads_every_golden_file() {
         assert!(out.contains("kind:") && out.contains("memory:"), "{out}");
         seen += 1;
     }
-    assert_eq!(seen, 20, "one golden file per kind and variant");
+    assert_eq!(seen, 24, "one golden file per kind and variant");
 }
 
 /// `inspect` describes each golden file as what it is: the kind the file holds and,
@@ -285,6 +285,8 @@ fn inspect_describes_each_golden_file() {
             "ull".to_string()
         } else if name.starts_with("binary_fuse") {
             "binary-fuse".to_string()
+        } else if name.starts_with("theta") {
+            "theta".to_string()
         } else {
             name.replace('_', "-")
         };

@@ -93,6 +93,8 @@ pub enum SketchKind {
     Ull = 12,
     /// Binary fuse filter (static, 3-wise, 8- or 16-bit fingerprints).
     BinaryFuse = 13,
+    /// Theta sketch (QuickSelect; union, intersection, A-not-B).
+    Theta = 14,
 }
 
 impl SketchKind {
@@ -113,6 +115,7 @@ impl SketchKind {
             11 => Self::RegisterBloom,
             12 => Self::Ull,
             13 => Self::BinaryFuse,
+            14 => Self::Theta,
             _ => return None,
         })
     }
@@ -124,9 +127,9 @@ impl SketchKind {
     /// (independent per-row functions instead of double hashing) and where the
     /// blocked Bloom filter puts a key's bits; a version-1 frame of those kinds would
     /// decode into wrong cells, so it is refused with
-    /// [`DecodeError::UnsupportedVersion`]. UltraLogLog and the binary fuse filter were
-    /// introduced in version 2: there are no version-1 frames of them. Every other
-    /// kind still reads version 1.
+    /// [`DecodeError::UnsupportedVersion`]. UltraLogLog, the binary fuse filter and
+    /// the Theta sketch were introduced in version 2: there are no version-1 frames
+    /// of them. Every other kind still reads version 1.
     #[must_use]
     pub const fn since_version(self) -> u16 {
         match self {
@@ -135,7 +138,8 @@ impl SketchKind {
             | Self::CountSketch
             | Self::BlockedBloom
             | Self::Ull
-            | Self::BinaryFuse => 2,
+            | Self::BinaryFuse
+            | Self::Theta => 2,
             _ => 1,
         }
     }
@@ -157,6 +161,7 @@ impl SketchKind {
             Self::RegisterBloom => "register-bloom",
             Self::Ull => "ull",
             Self::BinaryFuse => "binary-fuse",
+            Self::Theta => "theta",
         }
     }
 }
@@ -260,6 +265,21 @@ impl<'a> Encoder<'a> {
         debug_assert!(self.cursor.pos + bytes.len() <= self.end, "payload overrun");
         let room = self.end.saturating_sub(self.cursor.pos);
         self.cursor.put(bytes.get(..room).unwrap_or(bytes));
+    }
+
+    /// Appends `len` payload bytes that `fill` writes in place, in the frame's own
+    /// buffer: for payloads a family arranges in the output itself (a Theta
+    /// sketch's values, sorted there without scratch memory). `fill` gets fewer
+    /// bytes only when the declared payload length is exceeded (a caller bug, as
+    /// for [`put`](Self::put)).
+    pub fn put_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) {
+        debug_assert!(self.cursor.pos + len <= self.end, "payload overrun");
+        let n = len.min(self.end.saturating_sub(self.cursor.pos));
+        let start = self.cursor.pos;
+        if let Some(dst) = self.cursor.buf.get_mut(start..start + n) {
+            fill(dst);
+            self.cursor.pos = start + n;
+        }
     }
 
     /// Appends a `u8`.
@@ -551,6 +571,21 @@ mod tests {
     }
 
     #[test]
+    fn put_with_writes_in_place() {
+        let h = Header::new(SketchKind::Theta, 1, [32, 63, 0, 0], 6);
+        let mut buf = [0u8; 64];
+        let mut enc = Encoder::new(&mut buf, &h).unwrap_or_else(|_| unreachable!());
+        enc.put_u16(0x0201);
+        enc.put_with(4, |dst| {
+            assert_eq!(dst.len(), 4);
+            dst.copy_from_slice(&[3, 4, 5, 6]);
+        });
+        let n = enc.finish();
+        let f = Frame::parse(&buf[..n]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.payload(), &[1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
     fn small_buffer_is_refused() {
         let h = Header::new(SketchKind::Hll, 0, [14, 0, 0, 0], 100);
         let mut buf = [0u8; 139];
@@ -654,13 +689,14 @@ mod tests {
                 Some(DecodeError::UnsupportedVersion(u16::from(v)))
             );
         }
-        let changed: [SketchKind; 6] = [
+        let changed: [SketchKind; 7] = [
             SketchKind::Cms,
             SketchKind::CmsConservative,
             SketchKind::CountSketch,
             SketchKind::BlockedBloom,
             SketchKind::Ull,
             SketchKind::BinaryFuse,
+            SketchKind::Theta,
         ];
         for v in 0..=255u8 {
             if let Some(k) = SketchKind::from_u8(v) {

@@ -37,8 +37,8 @@ mod theta;
 pub use blocklist::Blocklist;
 pub use key::{protocol_name, FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
-    Bounds, Config, Elephant, EpochPolicy, Fed, FlowMonitor, NewFlowFilter, OtherSketch,
-    RankedSketch, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED, MAX_ELEPHANTS,
+    Bounds, Config, ConfigError, Elephant, EpochPolicy, Fed, FlowMonitor, NewFlowFilter,
+    OtherSketch, RankedSketch, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED,
     NEW_FLOW_BLOCKS, NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
 };
 pub use parse::{

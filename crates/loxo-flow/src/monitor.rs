@@ -16,8 +16,8 @@ mod report;
 #[cfg(test)]
 mod tests;
 
-pub use config::{Config, EpochPolicy, ShareOf};
-pub use report::{Bounds, Elephant, Report, MAX_BLOCKLISTED, MAX_ELEPHANTS};
+pub use config::{Config, ConfigError, EpochPolicy, ShareOf};
+pub use report::{Bounds, Elephant, Report, MAX_BLOCKLISTED};
 
 use new_flows::NewFlows;
 use report::place;
@@ -27,9 +27,9 @@ use crate::{
     FlowKey, ParseError, Parsed, Theta,
 };
 
-/// Flows the default monitor tracks as elephant candidates: `N` of
-/// [`FlowMonitor<N>`]. Every flow above `1/N` of an epoch is tracked, so
-/// `θ_min = 1/256 ≈ 0.39 %`.
+/// Flows the default monitor tracks as elephant candidates, and rows of the default
+/// report: `N` of [`FlowMonitor<N>`] and [`Report<N>`]. Every flow holding at least
+/// `1/N` of an epoch is tracked, so `θ_min = 1/256 ≈ 0.39 %`.
 pub const DEFAULT_CANDIDATES: usize = 256;
 
 /// Width of the two Count-Min sketches.
@@ -99,19 +99,36 @@ const ETHERTYPE_AT: usize = 12;
 /// each measure, HLL of flows and of sources, new-flow filters, per-reason error
 /// counters.
 ///
-/// # Recall 1 by construction
+/// # Recall 1 at every accepted θ
 ///
 /// The candidates are a Space-Saving summary of `N` flows ([`SpaceSaving`], Metwally
 /// et al. 2005) over the ranking measure, reset every epoch, gated by the
-/// [`RankedSketch`] ([`SpaceSaving::update_bounded`]). Its counts sum to at most the
-/// epoch's total `T`, so its smallest count is `m ≤ T/N`, and a flow it does not track
-/// has true weight `f ≤ m` (it was evicted as the minimum or never weighed more than
-/// it, and minima only grow). So
-/// for `θ > 1/N` (`θ_min = 1/N`: 0.39 % for the default `N` = 256) every flow with
-/// `f ≥ θ·T > m` is tracked; at epoch end the monitor reports every tracked flow whose
-/// upper bound reaches `θ·T`, and the true `f ≥ θ·T` implies it. Below `θ_min` the
-/// same test `m < θ·T` is checked per epoch and reported
-/// ([`Report::elephants_complete`]).
+/// [`RankedSketch`] ([`SpaceSaving::update_gated`]). With `T` the epoch's total, `S`
+/// the sum of the `N` counts and `m` the smallest count, a flow `x` the summary does
+/// not track at epoch end has true weight `f < T/N`:
+///
+/// * *gated out*: its last frame was skipped because its upper bound was `≤` the
+///   minimum then, so `f ≤ m` (minima only grow). A skipped frame adds its weight
+///   `w ≥ 1` to `T` and nothing to `S`, and an admitted one adds at most `w` to `S`
+///   (`count = min(upper, m + w)`), so `N·m ≤ S ≤ T − 1 < T`;
+/// * *evicted*: its count `c ≥ f` was the minimum when a flow took its slot with
+///   `count > c` (`upper > c` and `c + w > c`); a slot's count never decreases (an
+///   eviction replaces the minimum with more), so at epoch end that slot holds more
+///   than `c` and every other at least `m ≥ c`: `N·f ≤ N·c < S ≤ T`.
+///
+/// So every flow with `f ≥ T/N` is a candidate — at `θ = θ_min = 1/N` exactly too
+/// (0.39 % for the default `N` = 256). At epoch end the monitor reports every
+/// candidate whose upper bound reaches `⌈θ·T⌉` (the true `f ≥ θ·T` implies it), and
+/// the [`Report<N>`] has a row for each of the `N` candidates: nothing is left out.
+/// (At most `⌊1/θ⌋ ≤ N` flows can have an upper bound `≥ θ·T` under
+/// [`EpochPolicy::Reset`], since the counts sum to at most `T`.) A monitor refuses a θ
+/// below `θ_min` ([`try_new`](FlowMonitor::try_new) returns
+/// [`ConfigError::ThetaBelowMin`]); [`Config::min_volume`] only raises the threshold.
+///
+/// With [`EpochPolicy::Halve`] the counts carry the decayed weight of earlier epochs
+/// while θ is a share of this epoch's total, so recall is not guaranteed; the report
+/// says per epoch whether the certificate "every untracked flow is below the
+/// threshold" held ([`Report::elephants_complete`], always true with `Reset`).
 ///
 /// # Bounds
 ///
@@ -119,15 +136,15 @@ const ETHERTYPE_AT: usize = 12;
 /// min(count, RankedSketch estimate)` (both never under-count, so always holds).
 /// Other measure: `upper` = the [`OtherSketch`] estimate (always holds), `lower =
 /// upper − ⌈ε·N⌉` (holds with probability ≥ 1 − e⁻³). An elephant is *certain* when
-/// its ranking lower bound reaches θ, *possible* otherwise. At most `⌊1/θ⌋` flows can
-/// have an upper bound `≥ θ·T` (Space-Saving counts sum to `T`). θ is an exact
-/// fraction ([`Theta`]): shares are compared in integers, inclusive.
+/// its ranking lower bound reaches θ, *possible* otherwise. θ is an exact fraction
+/// ([`Theta`]): shares are compared in integers, inclusive.
 ///
 /// # Memory and cost
 ///
 /// `N·70 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
 /// (filters) + about 700 bytes; the default is reported by
-/// [`FlowMonitor::memory_bytes`]: 64 960 bytes ≤ 64 KiB (pinned by a test). Per frame: one
+/// [`FlowMonitor::memory_bytes`]: 64 960 bytes ≤ 64 KiB (pinned by a test), 56 000 at
+/// `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`. Per frame: one
 /// parse, one SipHash-1-3 of the 13/37-byte key (from a precomputed [`SipKey`]), one
 /// Space-Saving probe, a 2-row and a 3-row Count-Min update; for a frame of a flow
 /// that is not a candidate (with [`EpochPolicy::Reset`]; every frame with `Halve`)
@@ -192,24 +209,108 @@ impl Default for FlowMonitor {
 
 impl FlowMonitor {
     /// A monitor with [`DEFAULT_CANDIDATES`] candidates. `const`, so a firmware can
-    /// place it in a `static` without building it on its stack first.
+    /// place it in a `static` without building it on its stack first. A θ from user
+    /// input goes through [`try_new`](Self::try_new) instead.
+    ///
+    /// # Panics
+    /// When `config.theta` is below [`THETA_MIN`](Self::THETA_MIN) = 1/256. In a
+    /// `static` or `const` that is a compile-time error (E0080):
+    ///
+    /// ```compile_fail,E0080
+    /// use loxo_flow::{Config, FlowMonitor, Theta};
+    /// static M: FlowMonitor = FlowMonitor::new(Config {
+    ///     theta: match Theta::new(1, 1000) { Some(t) => t, None => panic!() },
+    ///     ..Config::DEFAULT
+    /// });
+    /// ```
     #[must_use]
     pub const fn new(config: Config) -> Self {
         Self::with_candidates(config)
     }
+
+    /// A monitor with [`DEFAULT_CANDIDATES`] candidates, or why `config` is refused.
+    ///
+    /// ```
+    /// use loxo_flow::{Config, ConfigError, FlowMonitor, Theta};
+    /// let theta = Theta::parse("0.1%").unwrap();
+    /// let err = FlowMonitor::try_new(Config { theta, ..Config::DEFAULT }).unwrap_err();
+    /// assert_eq!(err, ConfigError::ThetaBelowMin { theta, theta_min: <FlowMonitor>::THETA_MIN });
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "theta 0.001 is below theta_min 0.00390625 (1/256): a monitor with 256 \
+    ///      candidates lists every elephant only at theta >= 1/256"
+    /// );
+    /// assert!(FlowMonitor::try_new(Config { theta: <FlowMonitor>::THETA_MIN, ..Config::DEFAULT }).is_ok());
+    /// ```
+    ///
+    /// # Errors
+    /// [`ConfigError::ThetaBelowMin`] when `config.theta` < 1/256.
+    pub const fn try_new(config: Config) -> Result<Self, ConfigError> {
+        Self::try_with_candidates(config)
+    }
 }
 
 impl<const N: usize> FlowMonitor<N> {
-    /// Smallest θ with recall 1 guaranteed for every stream: every flow *above* `1/N`
-    /// of an epoch is tracked.
+    /// The smallest θ the monitor accepts, `1/N`: every flow holding at least `1/N` of
+    /// an epoch is tracked (see [`FlowMonitor`]), and the [`Report<N>`] has room for every candidate.
     pub const THETA_MIN: Theta = match Theta::new(1, N as u64) {
         Some(t) => t,
         None => panic!("FlowMonitor<N>: N must be at least 1"),
     };
 
+    /// Whether a monitor of `N` candidates accepts `config`: `θ ≥ 1/N`, compared
+    /// exactly (`num·N ≥ den`).
+    ///
+    /// # Errors
+    /// [`ConfigError::ThetaBelowMin`].
+    pub const fn check(config: &Config) -> Result<(), ConfigError> {
+        let t = config.theta;
+        if (t.num() as u128) * (N as u128) < t.den() as u128 {
+            Err(ConfigError::ThetaBelowMin {
+                theta: t,
+                theta_min: Self::THETA_MIN,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A monitor tracking `N` candidates (`θ_min = 1/N`, `70·N` bytes of them), or why
+    /// `config` is refused ([`check`](Self::check)).
+    ///
+    /// # Errors
+    /// [`ConfigError::ThetaBelowMin`] when `config.theta` < 1/N.
+    pub const fn try_with_candidates(config: Config) -> Result<Self, ConfigError> {
+        match Self::check(&config) {
+            Ok(()) => Ok(Self::build(config)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// A monitor tracking `N` candidates (`θ_min = 1/N`, `70·N` bytes of them).
+    /// `const`, for a `static`; a θ from user input goes through
+    /// [`try_with_candidates`](Self::try_with_candidates).
+    ///
+    /// # Panics
+    /// When `config.theta` is below [`THETA_MIN`](Self::THETA_MIN) = 1/N: in a
+    /// `static` or `const`, a compile-time error (E0080).
+    ///
+    /// ```compile_fail,E0080
+    /// use loxo_flow::{Config, FlowMonitor};
+    /// // θ = 1 % needs at least 100 candidates.
+    /// static M: FlowMonitor<64> = FlowMonitor::with_candidates(Config::DEFAULT);
+    /// ```
     #[must_use]
     pub const fn with_candidates(config: Config) -> Self {
+        assert!(
+            Self::check(&config).is_ok(),
+            "FlowMonitor: Config::theta is below THETA_MIN = 1/N (use try_with_candidates for a theta from input)"
+        );
+        Self::build(config)
+    }
+
+    /// The monitor, `config` already checked.
+    const fn build(config: Config) -> Self {
         Self {
             config,
             top: SpaceSaving::new(),
@@ -539,7 +640,7 @@ impl<const N: usize> FlowMonitor<N> {
     /// The blocklist's part of the report: the count, its saturation, and the
     /// largest candidates with a blocklisted endpoint (`threshold`: θ's, for their
     /// `certain` flag).
-    fn report_blocklisted(&self, out: &mut Report, threshold: u64) {
+    fn report_blocklisted(&self, out: &mut Report<N>, threshold: u64) {
         out.blocklisted.clear();
         out.blocklisted_flows = self.blocklisted_flows;
         out.blocklisted_saturated = false;
@@ -563,8 +664,9 @@ impl<const N: usize> FlowMonitor<N> {
     }
 
     /// Closes the epoch: writes the report into `out` (no allocation) and starts the next
-    /// epoch per the [`EpochPolicy`].
-    pub fn end_epoch(&mut self, out: &mut Report) {
+    /// epoch per the [`EpochPolicy`]. `out` has a row for each of the `N` candidates,
+    /// so every candidate whose upper bound reaches the threshold is listed.
+    pub fn end_epoch(&mut self, out: &mut Report<N>) {
         out.epoch = self.epoch;
         out.frames = self.frames;
         out.packets = self.packets;
@@ -593,7 +695,6 @@ impl<const N: usize> FlowMonitor<N> {
             .max(1)
             .max(self.config.min_volume);
         out.elephants.clear();
-        out.elephants_left_out = 0;
         for e in self.top.entries() {
             if e.count < threshold {
                 continue; // the count is an upper bound: no need to hash the key
@@ -601,13 +702,19 @@ impl<const N: usize> FlowMonitor<N> {
             let Some(el) = self.elephant(e.key, e.count, e.lower.unwrap_or(0), threshold) else {
                 continue;
             };
-            if !place(&mut out.elephants, el, self.config.share_of) {
-                out.elephants_left_out = out.elephants_left_out.saturating_add(1);
-            }
+            // `N` rows for at most `N` candidates: it always fits.
+            let fitted = place(&mut out.elephants, el, self.config.share_of);
+            debug_assert!(fitted, "a report of N rows holds every candidate");
         }
         // Unmonitored flows weigh at most the smallest tracked count (0 if none was
-        // ever evicted).
-        out.elephants_complete = self.top.min_count() < threshold;
+        // ever evicted) and, within an epoch started empty, less than T/N (see the
+        // type's docs): at most ⌈T/N⌉ − 1.
+        let mut untracked = self.top.min_count();
+        if self.config.policy == EpochPolicy::Reset {
+            let below_share = self.top.total().div_ceil(N as u64).saturating_sub(1);
+            untracked = untracked.min(below_share);
+        }
+        out.elephants_complete = untracked < threshold;
         self.report_blocklisted(out, threshold);
         match self.config.policy {
             EpochPolicy::Reset => {

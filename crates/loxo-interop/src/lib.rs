@@ -1,6 +1,6 @@
-//! Interoperability of loxo's HyperLogLog and top-k with the engines fleets already run:
-//! **Redis** (`PFADD` / `PFCOUNT` / `PFMERGE`, the `HYLL` string) and **Apache
-//! DataSketches** HLL and frequent items (Java, C++, Python; Druid, Spark, Pinot).
+//! Interoperability of loxo's HyperLogLog, top-k and Theta sketches with the engines
+//! fleets already run: **Redis** (`PFADD` / `PFCOUNT` / `PFMERGE`, the `HYLL` string) and **Apache
+//! DataSketches** HLL, frequent items and theta (Java, C++, Python; Druid, Spark, Pinot).
 //! `#![no_std]`, no allocation.
 //!
 //! * [`redis::RedisHll`]: `Hll<14>` fed with Redis's MurmurHash64A and register
@@ -15,6 +15,10 @@
 //!   `Display`), with DataSketches' bounds proven to hold (weight `count − m`, offset
 //!   `m`, the Misra–Gries view of Space-Saving), so a fleet's summaries merge in
 //!   DataSketches; [`FrequentItemsView`] reads such images in place.
+//! * [`theta`]: a [`loxo_theta::ThetaSketch`] as a DataSketches compact theta image
+//!   (written as serial version 3, read 1–4), so DataSketches' union, intersection
+//!   and A-not-B run on loxo's sketches; the loxo seed maps to DataSketches' seed
+//!   hash through its public fingerprint.
 //!
 //! The HLL types wrap a [`loxo_hll::Hll`], so each costs what that `Hll` costs
 //! (`0.75 · 2^P + 296` bytes) and estimates as well (`1.04 / √(2^P)`).
@@ -45,6 +49,7 @@
 pub mod datasketches;
 pub mod frequent;
 pub mod redis;
+pub mod theta;
 
 pub use datasketches::{DataSketchesHll, TargetType};
 pub use frequent::{encode_space_saving, FrequentItemsView};

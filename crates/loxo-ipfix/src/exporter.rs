@@ -1,7 +1,7 @@
 //! [`Exporter`]: an epoch's [`Report`] as a sequence of IPFIX messages, one at a time
 //! into the caller's buffer.
 
-use loxo_flow::{ByteWeight, Report};
+use loxo_flow::{ByteWeight, Elephant, Report};
 
 use crate::ie::{self, EPOCH_TEMPLATE_ID};
 use crate::message::{MessageHeader, MessageRepr, HEADER_LEN};
@@ -176,24 +176,32 @@ impl Exporter {
         self.templates = None;
     }
 
-    /// The messages of `report`, observed and exported at `times`: call
-    /// [`Messages::next_into`] until it returns `None`.
+    /// The messages of `report` (of a monitor with any number `N` of candidates),
+    /// observed and exported at `times`: call [`Messages::next_into`] until it returns
+    /// `None`.
     ///
     /// # Errors
     /// [`Error::NotIpBytes`] when the report's bytes are not IP bytes
     /// (`Report::byte_weight` is not [`ByteWeight::Ip`]).
-    pub fn messages<'a>(
+    pub fn messages<'a, const N: usize>(
         &'a mut self,
-        report: &'a Report,
+        report: &'a Report<N>,
         times: Times,
     ) -> Result<Messages<'a>, Error> {
         if report.byte_weight != ByteWeight::Ip {
             return Err(Error::NotIpBytes);
         }
         let epoch_pending = self.config.epoch_records;
+        let epoch = EpochRecord::from_report(
+            report,
+            self.config.observation_domain_id,
+            times.start_ms,
+            times.end_ms,
+        );
         Ok(Messages {
             exporter: self,
-            report,
+            epoch,
+            elephants: &report.elephants,
             times,
             next: 0,
             epoch_pending,
@@ -229,7 +237,10 @@ impl Exporter {
 #[derive(Debug)]
 pub struct Messages<'a> {
     exporter: &'a mut Exporter,
-    report: &'a Report,
+    /// The report's totals.
+    epoch: EpochRecord,
+    /// The report's elephants, in report order.
+    elephants: &'a [Elephant],
     times: Times,
     /// The next elephant to send.
     next: usize,
@@ -266,13 +277,9 @@ impl Messages<'_> {
         }
         let mut records = 0u32;
         if self.epoch_pending && at + SET_HEADER_LEN + EpochRecord::WIRE_LEN <= limit {
-            let r = EpochRecord::from_report(
-                self.report,
-                config.observation_domain_id,
-                self.times.start_ms,
-                self.times.end_ms,
-            );
-            let n = r.emit(buf.get_mut(at + SET_HEADER_LEN..).unwrap_or(&mut []));
+            let n = self
+                .epoch
+                .emit(buf.get_mut(at + SET_HEADER_LEN..).unwrap_or(&mut []));
             close_set(buf, at, EPOCH_TEMPLATE_ID, SET_HEADER_LEN + n);
             at += SET_HEADER_LEN + n;
             records += 1;
@@ -280,10 +287,10 @@ impl Messages<'_> {
         }
         // The data set being filled: (start, template ID).
         let mut open: Option<(usize, u16)> = None;
-        while let Some(e) = self.report.elephants.get(self.next) {
+        while let Some(e) = self.elephants.get(self.next) {
             let r = FlowRecord::from_elephant(
                 e,
-                self.report.epoch,
+                self.epoch.epoch,
                 self.times.start_ms,
                 self.times.end_ms,
             );
@@ -307,7 +314,7 @@ impl Messages<'_> {
         if let Some((start, o)) = open {
             close_set(buf, start, o, at - start);
         }
-        if !self.epoch_pending && self.next >= self.report.elephants.len() {
+        if !self.epoch_pending && self.next >= self.elephants.len() {
             self.done = true;
         }
         if at == HEADER_LEN {

@@ -415,7 +415,10 @@ pub struct EpochRecord {
     pub distinct_sources: u64,
     /// New flows (a lower bound when `new_flows_saturated`).
     pub new_flows: u64,
-    /// Elephants that did not fit in the report.
+    /// Elephants that did not fit in the report: always 0 from a loxo `Report`, which
+    /// has a row for every candidate of its monitor (a monitor of `N` candidates fills
+    /// a `Report<N>` and accepts no θ below `1/N`). The element stays in the template,
+    /// so that collectors reading it keep working.
     pub elephants_left_out: u32,
     /// The new-flow filters were past their design load.
     pub new_flows_saturated: bool,
@@ -436,7 +439,12 @@ impl EpochRecord {
     pub const WIRE_LEN: usize = 121;
 
     /// The totals of `report`, observed by domain `domain` from `start_ms` to `end_ms`.
-    pub fn from_report(report: &Report, domain: u32, start_ms: u64, end_ms: u64) -> Self {
+    pub fn from_report<const N: usize>(
+        report: &Report<N>,
+        domain: u32,
+        start_ms: u64,
+        end_ms: u64,
+    ) -> Self {
         Self {
             observation_domain_id: domain,
             start_ms,
@@ -451,7 +459,7 @@ impl EpochRecord {
             distinct_flows: report.distinct_flows,
             distinct_sources: report.distinct_sources,
             new_flows: report.new_flows,
-            elephants_left_out: report.elephants_left_out,
+            elephants_left_out: 0,
             new_flows_saturated: report.new_flows_saturated,
             elephants_complete: report.elephants_complete,
             share_of: report.share_of,

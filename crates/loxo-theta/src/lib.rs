@@ -16,6 +16,9 @@
 //!   (A-not-B); [`lower_bound`](ThetaSketch::lower_bound) /
 //!   [`upper_bound`](ThetaSketch::upper_bound) at 1–3 standard deviations.
 //! * Hash values and θ are on DataSketches' 63-bit scale ([`THETA_MAX`]).
+//! * Wire: kind `theta` of the loxo format ([`encode_into`](ThetaSketch::encode_into),
+//!   [`decode`](ThetaSketch::decode)), θ and the retained values in ascending order;
+//!   a frame of any `K` decodes into any other (a smaller `K` down-samples it).
 //!
 //! ```
 //! use loxo_core::Seed;
@@ -38,5 +41,6 @@ mod sketch;
 mod table;
 #[cfg(test)]
 mod tests;
+mod wire;
 
 pub use sketch::{theta_value, ThetaSketch, THETA_MAX};

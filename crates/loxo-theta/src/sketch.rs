@@ -290,6 +290,10 @@ impl<const K: usize> ThetaSketch<K> {
     /// [`MergeError::SeedMismatch`] when the seeds differ (`self` is untouched).
     pub fn subtract<const K2: usize>(&mut self, other: &ThetaSketch<K2>) -> Result<(), MergeError> {
         self.same_seed(other)?;
+        if self.empty {
+            // Nothing minus anything is empty, θ = 1 (as DataSketches' A-not-B).
+            return Ok(());
+        }
         self.retain_below(other.theta, |v| !other.table.contains(v));
         Ok(())
     }
@@ -341,9 +345,19 @@ impl<const K: usize> ThetaSketch<K> {
     /// into a smaller `K`.
     ///
     /// `None` when the parts break a rule (θ out of range, a value 0 or not below θ,
-    /// a duplicate, an empty sketch with values).
-    #[allow(dead_code)] // the wire decoders use it
-    pub(crate) fn from_parts(
+    /// a duplicate, an empty sketch with values). Public for decoders of foreign
+    /// formats (loxo-interop's DataSketches images).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_theta::{ThetaSketch, THETA_MAX};
+    ///
+    /// let half = THETA_MAX / 2 + 1; // θ = 1/2
+    /// let s = ThetaSketch::<64>::from_parts(Seed::new(1, 2), half, false, [5, 9].into_iter());
+    /// assert_eq!(s.map(|s| s.estimate().round()), Some(4.0)); // 2 values / θ
+    /// assert!(ThetaSketch::<64>::from_parts(Seed::new(1, 2), 10, false, [11].into_iter()).is_none());
+    /// ```
+    pub fn from_parts(
         seed: Seed,
         theta: u64,
         empty: bool,
@@ -384,5 +398,17 @@ impl<const K: usize> fmt::Debug for ThetaSketch<K> {
             .field("empty", &self.empty)
             .field("estimate", &self.estimate())
             .finish_non_exhaustive()
+    }
+}
+
+/// Two sketches are equal when they hash with the same seed and hold the same
+/// sketch: θ, emptiness and the same set of retained values (whatever their slots).
+impl<const K: usize> PartialEq for ThetaSketch<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.seed == other.seed
+            && self.theta == other.theta
+            && self.empty == other.empty
+            && self.count == other.count
+            && other.values().all(|v| self.table.contains(v))
     }
 }

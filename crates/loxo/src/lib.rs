@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `bloom` | [`bloom`] | have I seen this key before? |
 //! | `hll` | [`hll`] | how many distinct keys? |
+//! | `theta` | [`theta`] | how many distinct keys in both, in one but not the other? |
 //! | `cms` | [`cms`] | how often, and which keys are the heaviest? |
 //! | `flow` | [`flow`] | which flows are elephants in this traffic? |
 //! | `defmt` | — | `defmt::Format` for every public type |
@@ -35,6 +36,10 @@ pub use loxo_bloom as bloom;
 /// Distinct counting: HyperLogLog.
 #[cfg(feature = "hll")]
 pub use loxo_hll as hll;
+
+/// Theta sketches: distinct counts with union, intersection and A-not-B.
+#[cfg(feature = "theta")]
+pub use loxo_theta as theta;
 
 /// Frequencies and heavy hitters: Count-Min, Count-Sketch, Space-Saving, HeavyKeeper.
 #[cfg(feature = "cms")]

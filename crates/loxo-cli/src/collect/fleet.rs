@@ -1,14 +1,61 @@
 //! The fleet figures of an epoch: the frames behind them, the devices' top-k lists
 //! combined by [`loxo_cms::SpaceSavingMerge`], and the seed-less top-k decoder.
 
-use loxo_cms::{MergedEntry, SpaceSavingMerge, TopK};
+use loxo_cms::{MergeFull, MergedEntry, SpaceSaving, SpaceSavingMerge, TopK};
 use loxo_control::datagram::Stream;
 use loxo_core::wire::{Frame, SketchKind};
 use loxo_flow::FlowKey;
 
-use super::{TopSummary, TOP_N};
-use crate::frequent::decode_unseeded;
+use super::TOP_N;
+use crate::frequent::{with_summary, WithSummary};
 use crate::sketch::AnyHll;
+
+/// A device's top-k summary as the collector holds it: Space-Saving over flow keys
+/// with the device's number of candidates `N` erased — a device ships its monitor's
+/// (`FlowMonitor<N>`: 256 by default, 128 on the sample firmware), and the fleet merge
+/// takes summaries of any `N` side by side, each with its own bounds.
+pub trait DeviceTop: std::fmt::Debug + Send + Sync {
+    /// Its candidates `N`.
+    fn capacity(&self) -> usize;
+    /// Flows it lists.
+    fn len(&self) -> usize;
+    /// True when it lists no flow.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Its stream total.
+    fn total(&self) -> u64;
+    /// Its smallest count once full (a flow it does not list weighs at most this), 0
+    /// before.
+    fn min_count(&self) -> u64;
+    /// Adds it to a fleet merge ([`SpaceSavingMerge::add`]).
+    ///
+    /// # Errors
+    /// [`MergeFull`] when the merge's cells cannot take its entries.
+    fn add_to(&self, merge: &mut SpaceSavingMerge<'_, FlowKey>) -> Result<(), MergeFull>;
+}
+
+impl<const N: usize> DeviceTop for SpaceSaving<FlowKey, N> {
+    fn capacity(&self) -> usize {
+        N
+    }
+
+    fn len(&self) -> usize {
+        TopK::len(self)
+    }
+
+    fn total(&self) -> u64 {
+        TopK::total(self)
+    }
+
+    fn min_count(&self) -> u64 {
+        SpaceSaving::min_count(self)
+    }
+
+    fn add_to(&self, merge: &mut SpaceSavingMerge<'_, FlowKey>) -> Result<(), MergeFull> {
+        merge.add(self)
+    }
+}
 
 /// One frame a device delivered in an epoch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,12 +131,12 @@ impl EpochSummary {
 /// the module doc); returns the entries by `count` descending, the summed total and
 /// the bound on unlisted flows.
 #[must_use]
-pub fn combine_top(summaries: &[&TopSummary]) -> (Vec<FleetEntry>, u64, u64) {
+pub fn combine_top(summaries: &[&dyn DeviceTop]) -> (Vec<FleetEntry>, u64, u64) {
     let listed = summaries.iter().map(|s| s.len()).sum();
     let mut cells = vec![MergedEntry::new(FlowKey::v4([0; 4], [0; 4], 0, 0, 0)); listed];
     let mut merge = SpaceSavingMerge::new(&mut cells);
     for s in summaries {
-        if merge.add(*s).is_err() {
+        if s.add_to(&mut merge).is_err() {
             unreachable!("Σ len() cells hold every listed key");
         }
     }
@@ -108,8 +155,8 @@ pub fn combine_top(summaries: &[&TopSummary]) -> (Vec<FleetEntry>, u64, u64) {
     (top, total, unlisted)
 }
 
-/// Decodes a top-k frame (`space-saving`, `N = 256`, 38-byte flow keys) made under any
-/// seed; returns its seed fingerprint and the summary.
+/// Decodes a top-k frame (`space-saving`, 38-byte flow keys, `N` a power of two from
+/// 16 to [`TOP_N`]) made under any seed; returns its seed fingerprint and the summary.
 ///
 /// `SpaceSaving::decode_into` checks the frame's fingerprint against a seed the
 /// collector does not have (and `loxo-cms` has no seed-less decoder), so the payload,
@@ -120,7 +167,7 @@ pub fn combine_top(summaries: &[&TopSummary]) -> (Vec<FleetEntry>, u64, u64) {
 ///
 /// # Errors
 /// A message naming the first check that fails.
-pub fn decode_topk(bytes: &[u8]) -> Result<(u64, Box<TopSummary>), String> {
+pub fn decode_topk(bytes: &[u8]) -> Result<(u64, Box<dyn DeviceTop>), String> {
     let frame = Frame::parse(bytes).map_err(|e| e.to_string())?;
     let h = *frame.header();
     if h.kind != SketchKind::SpaceSaving {
@@ -132,6 +179,20 @@ pub fn decode_topk(bytes: &[u8]) -> Result<(u64, Box<TopSummary>), String> {
     if h.flags != 0 {
         return Err(format!("space-saving frame with flags {:#04x}", h.flags));
     }
-    let s = decode_unseeded::<TOP_N>(&frame).map_err(|e| format!("{e:#}"))?;
+    let s = with_summary(&frame, TOP_N, Erase).map_err(|e| format!("{e:#}"))?;
     Ok((h.seed_fingerprint, s))
+}
+
+/// A decoded summary behind [`DeviceTop`].
+struct Erase;
+
+impl WithSummary for Erase {
+    type Out = Box<dyn DeviceTop>;
+
+    fn with<const N: usize>(
+        self,
+        s: Box<SpaceSaving<FlowKey, N>>,
+    ) -> anyhow::Result<Box<dyn DeviceTop>> {
+        Ok(s)
+    }
 }

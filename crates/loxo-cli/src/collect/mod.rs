@@ -122,16 +122,18 @@ use loxo_flow::FlowKey;
 use crate::resp::Client;
 use output::Output;
 
-pub use fleet::{combine_top, decode_topk, DeviceFrame, EpochSummary, FleetEntry};
+pub use fleet::{combine_top, decode_topk, DeviceFrame, DeviceTop, EpochSummary, FleetEntry};
 pub use output::{describe, write_epoch};
 pub use reassembly::{Collector, ErrorKind, Limits};
 pub use redis::redis_hyll;
 
-/// Candidates of a device's top-k summary (the monitor's default).
+/// Most candidates a device's top-k summary may have: the monitor's default. A
+/// device whose monitor has fewer (a power of two from 16: the sample firmware's 128)
+/// ships a smaller summary, merged alike ([`DeviceTop`]).
 pub const TOP_N: usize = loxo_flow::DEFAULT_CANDIDATES;
 /// Wire bytes of a [`FlowKey`] in a top-k frame.
 pub const KEY_WIRE_LEN: usize = 38;
-/// A device's top-k summary as the firmware ships it.
+/// The largest top-k summary a device ships: a default monitor's candidates.
 pub type TopSummary = SpaceSaving<FlowKey, TOP_N>;
 
 /// Largest frame a stream can carry: a dense `Hll<18>` with its martingale

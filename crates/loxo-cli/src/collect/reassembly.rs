@@ -6,8 +6,8 @@ use std::fmt;
 
 use loxo_control::datagram::{SketchDatagram, Stream};
 
-use super::fleet::{combine_top, decode_topk, DeviceFrame, EpochSummary};
-use super::{max_frame, TopSummary};
+use super::fleet::{combine_top, decode_topk, DeviceFrame, DeviceTop, EpochSummary};
+use super::max_frame;
 use crate::sketch::AnyHll;
 
 /// Bounds on what a [`Collector`] holds.
@@ -93,14 +93,14 @@ impl fmt::Display for ErrorKind {
 }
 
 /// A decoded sketch.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 enum Sketch {
     Flows(AnyHll),
-    TopK(Box<TopSummary>),
+    TopK(Box<dyn DeviceTop>),
 }
 
 /// The state of one `(device, stream)` frame of an epoch.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 enum Slot {
     Partial {
         total: usize,
@@ -475,7 +475,7 @@ impl Collector {
             top_total: 0,
             unlisted_upper: 0,
         };
-        let mut tops: Vec<(u32, Box<TopSummary>)> = Vec::new();
+        let mut tops: Vec<(u32, Box<dyn DeviceTop>)> = Vec::new();
         for ((device, stream), slot) in slots {
             let Slot::Done {
                 bytes,
@@ -522,7 +522,7 @@ impl Collector {
                 merged,
             });
         }
-        let summaries: Vec<&TopSummary> = tops.iter().map(|(_, t)| &**t).collect();
+        let summaries: Vec<&dyn DeviceTop> = tops.iter().map(|(_, t)| &**t).collect();
         (summary.top, summary.top_total, summary.unlisted_upper) = combine_top(&summaries);
         self.done.push(summary);
     }

@@ -29,7 +29,12 @@ fn hll(from: u32, n: u32, seed: Seed) -> Vec<u8> {
 }
 
 fn topk(weights: &[(u32, u64)], seed: Seed) -> Vec<u8> {
-    let mut s = Box::new(TopSummary::new());
+    topk_of::<{ super::TOP_N }>(weights, seed)
+}
+
+/// The top-k frame of a device whose monitor has `N` candidates.
+fn topk_of<const N: usize>(weights: &[(u32, u64)], seed: Seed) -> Vec<u8> {
+    let mut s = Box::new(loxo_cms::SpaceSaving::<FlowKey, N>::new());
     for &(k, w) in weights {
         let k = key(k);
         s.update(&k, k.hash_with(&seed), w);
@@ -96,6 +101,58 @@ fn two_devices_merge_per_epoch() {
     assert!(describe(&e, 10).contains("10.0.0.1:1000 -> 0.0.0.1:80 proto 6"));
 }
 
+/// A device whose monitor has 128 candidates (the sample firmware's) and one with the
+/// default 256 merge side by side, each summary full and with its own minimum; a
+/// summary of more candidates than the collector takes (512) is refused, not merged.
+#[test]
+fn summaries_of_128_and_256_candidates_merge() {
+    let mut c = Collector::new(Limits::default());
+    // 1 000 flows of weight 1..=7 per device: both summaries are full.
+    let weights: Vec<(u32, u64)> = (0..1000u32).map(|i| (i, 1 + u64::from(i % 7))).collect();
+    for device in 1..=3 {
+        send(&mut c, Stream::Flows, device, 0, &hll(0, 100, SEED));
+    }
+    send(&mut c, Stream::TopK, 1, 0, &topk_of::<128>(&weights, SEED));
+    send(&mut c, Stream::TopK, 2, 0, &topk_of::<256>(&weights, SEED));
+    // Ten flows: a frame small enough to be decoded, and refused for its `N`.
+    send(
+        &mut c,
+        Stream::TopK,
+        3,
+        0,
+        &topk_of::<512>(&weights[..10], SEED),
+    );
+    c.finish();
+    let messages = c.take_messages();
+    assert_eq!(c.error_count(), 1, "{messages:?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("a summary of 512 candidates (supported: powers of two 16..=256)")),
+        "{messages:?}"
+    );
+    let e = c.take_finalized().remove(0);
+    assert_eq!(e.top_devices, vec![1, 2]);
+    let total: u64 = weights.iter().map(|w| w.1).sum();
+    assert_eq!(e.top_total, 2 * total);
+    let (mut a, mut b) = (
+        Box::new(loxo_cms::SpaceSaving::<FlowKey, 128>::new()),
+        Box::new(TopSummary::new()),
+    );
+    for &(k, w) in &weights {
+        let k = key(k);
+        a.update(&k, k.hash_with(&SEED), w);
+        b.update(&k, k.hash_with(&SEED), w);
+    }
+    assert!(a.min_count() > 0 && b.min_count() > 0, "both full");
+    assert_eq!(e.unlisted_upper, a.min_count() + b.min_count());
+    for f in &e.top {
+        let i = u32::from_be_bytes(f.key.dst_bytes().try_into().unwrap());
+        let truth = 2 * (1 + u64::from(i % 7));
+        assert!(f.lower <= truth && truth <= f.upper, "{f:?}");
+    }
+}
+
 #[test]
 fn full_summaries_widen_upper_bounds_by_the_absent_minimum() {
     let seed = SEED;
@@ -107,7 +164,7 @@ fn full_summaries_widen_upper_bounds_by_the_absent_minimum() {
         let k = key(i + 500);
         b.update(&k, k.hash_with(&seed), 1 + u64::from(i % 5));
     }
-    let (top, total, unlisted) = combine_top(&[&a, &b]);
+    let (top, total, unlisted) = combine_top(&[&*a, &*b]);
     assert_eq!(unlisted, a.min_count() + b.min_count());
     assert_eq!(total, a.total() + b.total());
     for f in &top {

@@ -1,6 +1,8 @@
 //! The monitor's configuration: [`Config`], what shares are of ([`ShareOf`]) and what
 //! happens at epoch end ([`EpochPolicy`]).
 
+use core::fmt;
+
 use loxo_core::Seed;
 
 use crate::{ByteWeight, Theta};
@@ -81,6 +83,39 @@ impl Config {
         policy: EpochPolicy::Reset,
     };
 }
+
+/// Why a monitor refused a [`Config`] ([`FlowMonitor::try_new`],
+/// [`FlowMonitor::try_with_candidates`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// [`Config::theta`] is below the monitor's `θ_min = 1/N`
+    /// ([`FlowMonitor::THETA_MIN`]): with `N` candidates a flow holding θ of an epoch
+    /// could go untracked, and the report's `N` rows could not hold every flow
+    /// reaching θ. Take a larger θ, or a monitor with more candidates (`N ≥ 1/θ`).
+    ThetaBelowMin {
+        /// The θ asked for.
+        theta: Theta,
+        /// The smallest θ the monitor accepts, `1/N`.
+        theta_min: Theta,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ThetaBelowMin { theta, theta_min } => write!(
+                f,
+                "theta {theta} is below theta_min {theta_min} (1/{n}): a monitor with {n} \
+                 candidates lists every elephant only at theta >= 1/{n}",
+                n = theta_min.den()
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {}
 
 impl Default for Config {
     fn default() -> Self {

@@ -4,16 +4,9 @@
 use crate::{ByteWeight, FlowKey, ParseError, Theta};
 
 use super::config::ONE_PERCENT;
-use super::ShareOf;
 #[cfg(doc)]
-use super::{FlowMonitor, DEFAULT_CANDIDATES, FLOWS_P, NEW_FLOW_CAPACITY, SOURCES_P};
-
-/// Room for elephants in a [`Report`]. A monitor tracks up to `N` candidates
-/// ([`DEFAULT_CANDIDATES`] = 256); when more of them reach θ than fit, the report lists
-/// the certain ones first, then the largest possible ones, and counts the rest in
-/// [`Report::elephants_left_out`]. With θ ≥ 1/64 every candidate fits (at most ⌊1/θ⌋
-/// flows can have an upper bound ≥ θ, see [`FlowMonitor`]).
-pub const MAX_ELEPHANTS: usize = 64;
+use super::{Config, EpochPolicy, FlowMonitor, FLOWS_P, NEW_FLOW_CAPACITY, SOURCES_P};
+use super::{ShareOf, DEFAULT_CANDIDATES};
 
 /// Room for the largest blocklisted flows in a [`Report`] ([`Report::blocklisted`]).
 pub const MAX_BLOCKLISTED: usize = 8;
@@ -77,10 +70,31 @@ impl Elephant {
     }
 }
 
-/// End-of-epoch report; filled in place by [`FlowMonitor::end_epoch`] (7 120 bytes).
-#[derive(Clone, Debug, PartialEq, Default)]
+/// End-of-epoch report of a [`FlowMonitor<N>`]; filled in place by
+/// [`FlowMonitor::end_epoch`].
+///
+/// It has a row for each of the monitor's `N` candidates ([`DEFAULT_CANDIDATES`] =
+/// 256 by default), so every candidate whose upper bound reaches θ is listed: with
+/// `θ ≥ θ_min = 1/N`, the only θ a monitor accepts, that is every flow holding θ of
+/// the epoch (see [`FlowMonitor`]'s recall argument). Tying the two through one `N`
+/// is what keeps the report from dropping an elephant.
+///
+/// Memory: `976 + 96·N` bytes — a 96-byte [`Elephant`] row per candidate, the
+/// totals and [`MAX_BLOCKLISTED`] rows — 25 552 for `N` = 256, 13 264 for 128 (pinned
+/// by a test on a 64-bit host).
+///
+/// ```
+/// use loxo_flow::{Config, FlowMonitor, Report, Theta};
+/// // θ = 1 % needs 100 candidates or more: 128 of them, and a report of 128 rows.
+/// let mut m = FlowMonitor::<128>::with_candidates(Config::DEFAULT);
+/// let mut r = Report::<128>::with_candidates();
+/// m.end_epoch(&mut r);
+/// assert_eq!(r.elephants.capacity(), 128);
+/// assert_eq!(FlowMonitor::<128>::THETA_MIN, Theta::new(1, 128).unwrap());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Report {
+pub struct Report<const N: usize = DEFAULT_CANDIDATES> {
     /// Epoch number, from 0.
     pub epoch: u32,
     /// Frames seen (all kinds).
@@ -139,15 +153,15 @@ pub struct Report {
     pub share_of: ShareOf,
     /// The unit of `bytes` and of every elephant's bytes.
     pub byte_weight: ByteWeight,
-    /// Elephants and candidates whose upper bound reaches θ: certain ones first, then
-    /// possible ones, each group by the ranking measure's upper bound, descending.
-    pub elephants: heapless::Vec<Elephant, MAX_ELEPHANTS>,
-    /// Candidates that reached θ but did not fit in `elephants` (the smallest possible
-    /// ones are left out first). 0 when θ ≥ 1/[`MAX_ELEPHANTS`].
-    pub elephants_left_out: u32,
-    /// True when every flow whose share is ≥ θ is among the candidates (listed or
-    /// counted in `elephants_left_out`): recall 1, certified for this epoch. Always
-    /// true for θ > 1/N; below that, true when the smallest tracked count was below θ.
+    /// Every candidate whose upper bound reaches θ (and [`Config::min_volume`]):
+    /// certain ones first, then possible ones, each group by the ranking measure's
+    /// upper bound, descending. Room for all `N` candidates, so none is ever left out.
+    pub elephants: heapless::Vec<Elephant, N>,
+    /// True when every flow whose share is ≥ θ is among the candidates, hence listed:
+    /// recall 1, certified for this epoch (every untracked flow weighs less than the
+    /// threshold). Always true with [`EpochPolicy::Reset`] (θ ≥ 1/N is the only θ a
+    /// monitor accepts); with [`EpochPolicy::Halve`], true when the smallest tracked
+    /// count was below the threshold.
     pub elephants_complete: bool,
     /// Addresses in the monitor's blocklist ([`FlowMonitor::set_blocklist`]); 0 when
     /// it has none (then every `blocklisted*` figure is 0 / empty).
@@ -172,10 +186,26 @@ pub struct Report {
     pub blocklisted: heapless::Vec<Elephant, MAX_BLOCKLISTED>,
 }
 
+impl<const N: usize> Default for Report<N> {
+    fn default() -> Self {
+        Self::with_candidates()
+    }
+}
+
 impl Report {
-    /// An empty report (`const`, for a `static`).
+    /// An empty report for a monitor of [`DEFAULT_CANDIDATES`] (`const`, for a
+    /// `static`).
     #[must_use]
     pub const fn new() -> Self {
+        Self::with_candidates()
+    }
+}
+
+impl<const N: usize> Report<N> {
+    /// An empty report for a monitor of `N` candidates,
+    /// [`FlowMonitor::<N>::with_candidates`] (`const`, for a `static`).
+    #[must_use]
+    pub const fn with_candidates() -> Self {
         Self {
             epoch: 0,
             frames: 0,
@@ -195,7 +225,6 @@ impl Report {
             share_of: ShareOf::Bytes,
             byte_weight: ByteWeight::Wire,
             elephants: heapless::Vec::new(),
-            elephants_left_out: 0,
             elephants_complete: true,
             blocklist_len: 0,
             blocklisted_flows: 0,
