@@ -538,7 +538,7 @@ fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: 
         led.set_high()
     };
     defmt::info!(
-        "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u64} distinct_sources={=u64} new_flows={=u64} new_flows_saturated={=bool} new_flows_fpr_ppm={=u32} elephants={=usize} elephants_complete={=bool} led={=bool}",
+        "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u64} distinct_sources={=u64} new_flows={=u64} new_flows_sigma={=f32} new_flows_sampling={=u8} new_flows_overloaded={=bool} new_flows_fpr_ppm={=u32} elephants={=usize} elephants_complete={=bool} led={=bool}",
         r.epoch,
         r.frames,
         r.packets,
@@ -549,7 +549,9 @@ fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: 
         r.distinct_flows,
         r.distinct_sources,
         r.new_flows,
-        r.new_flows_saturated,
+        r.new_flows_sigma,
+        r.new_flows_sampling,
+        r.new_flows_overloaded,
         (r.new_flows_fpr * 1e6) as u32,
         r.elephants.len(),
         r.elephants_complete,

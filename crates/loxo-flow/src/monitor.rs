@@ -74,8 +74,9 @@ pub const NEW_FLOW_K: u32 = 7;
 
 /// Design load of a new-flow filter: 5 000 flows per epoch (9.8 bits per flow; the
 /// filter's exact theory gives a false-positive rate of 1.06 % there, pinned by a
-/// test). Past it, [`Report::new_flows_saturated`] is set and distinct sources are
-/// counted from every frame instead of first frames.
+/// test). Past it, [`Report::new_flows_overloaded`] is set, distinct sources are
+/// counted from every frame instead of first frames, and the new-flow count becomes a
+/// wider estimate (its σ in [`Report::new_flows_sigma`]).
 pub const NEW_FLOW_CAPACITY: u32 = 5_000;
 
 /// The new-flow filter: a cache-line blocked Bloom filter (one cache line per frame).

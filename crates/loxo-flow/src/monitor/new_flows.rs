@@ -38,9 +38,12 @@
 //! `the_estimate_is_unbiased_with_its_stated_error_past_the_design_load`): ≤ 0.2 %
 //! below the design load of [`NEW_FLOW_CAPACITY`] flows, ≤ 1.25 % at 3× it (a
 //! firmware epoch of 16 384 frames of a 90 % flood), 1.3–2 % at 10× it in a steady
-//! flood (the level the epoch reaches varies by one). So the figure is within 5 %
-//! at 4σ up to 3× the design load, and at 2.5σ at 10×: 12 KiB of filters cannot do
-//! better there — each doubling of memory buys about a level, a factor √2 in σ.
+//! flood (the level the epoch reaches varies by one); in a single epoch from a fresh
+//! monitor, where the level climbs within the epoch (test
+//! `monitor_stress::new_flows_below_and_above_the_filters_capacity`), ≤ 2.2 % to 10×
+//! and ≤ 3.5 % to 25×. So the figure is within 5 % at 4σ up to 3× the design load,
+//! and at about 2.5σ at 10×: 12 KiB of filters cannot do better there — each
+//! doubling of memory buys about a level, a factor √2 in σ.
 
 use loxo_core::{mix64, KeyHash};
 
