@@ -220,7 +220,7 @@ fn softflowd(bin: &Path, file: &Path, table: u32) -> (Vec<Vec<u8>>, String) {
 /// then each epoch's report through the IPFIX exporter to a UDP socket; returns the
 /// datagrams received and the epoch numbers in order.
 fn loxo(frames: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<u32>) {
-    let mut eval = Evaluator::new(Config {
+    let mut eval = Evaluator::try_new(Config {
         seed: loxo_core::Seed::new(0x5eed_0f10_0d5e_ed00, 0x0123_4567_89ab_cdef),
         theta: THETA,
         min_volume: 0,
@@ -228,7 +228,8 @@ fn loxo(frames: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<u32>) {
         epoch_packets: EPOCH as u32,
         byte_weight: ByteWeight::Ip,
         ..Config::default()
-    });
+    })
+    .expect("θ = 1 % is above θ_min");
     for f in frames {
         eval.feed(f);
     }
