@@ -281,7 +281,11 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
             );
         } else {
             if current.len() * 10 >= cap * 11 {
-                assert!(overloaded, "epoch {i}: {} flows, not flagged", current.len());
+                assert!(
+                    overloaded,
+                    "epoch {i}: {} flows, not flagged",
+                    current.len()
+                );
             }
             assert!(
                 (new_flows - truly_new).abs() <= 4.0 * stated_sigma + 1.0,

@@ -240,9 +240,11 @@ fn check_new_flows(name: &str, r: &Report, flows: u64) -> Option<(f64, f64)> {
 #[test]
 fn new_flows_below_and_above_the_filters_capacity() {
     let mut below = 0;
-    for (i, flows) in [300usize, 1_500, 3_000, 4_200, 4_900, 5_600, 8_000, 20_000, 50_000, 100_000]
-        .into_iter()
-        .enumerate()
+    for (i, flows) in [
+        300usize, 1_500, 3_000, 4_200, 4_900, 5_600, 8_000, 20_000, 50_000, 100_000,
+    ]
+    .into_iter()
+    .enumerate()
     {
         // Uniform popularity, 30 frames per flow (5 past 20 000): every flow appears
         // (the truth is the flows that did).

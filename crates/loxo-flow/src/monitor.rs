@@ -143,8 +143,8 @@ const ETHERTYPE_AT: usize = 12;
 /// # Memory and cost
 ///
 /// `N·70 + 8` (candidates) + 8 KiB + 12 KiB (sketches) + 12 KiB + 768 (HLLs) + 12 KiB
-/// (filters) + about 700 bytes; the default is reported by
-/// [`FlowMonitor::memory_bytes`]: 64 960 bytes ≤ 64 KiB (pinned by a test), 56 000 at
+/// (filters) + 192 (their blocks' bit counts) + about 700 bytes; the default is reported by
+/// [`FlowMonitor::memory_bytes`]: 65 152 bytes ≤ 64 KiB (pinned by a test), 56 192 at
 /// `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`. Per frame: one
 /// parse, one SipHash-1-3 of the 13/37-byte key (from a precomputed [`SipKey`]), one
 /// Space-Saving probe, a 2-row and a 3-row Count-Min update; for a frame of a flow
@@ -152,7 +152,8 @@ const ETHERTYPE_AT: usize = 12;
 /// also the gate (the 2-row sketch's estimate), a heap sift or an eviction when the
 /// order breaks, one HLL insert and one blocked-Bloom `insert_checked`; on a flow's
 /// first frame of the epoch (every frame once the filter is past its design load)
-/// also a Bloom `contains` and the source's SipHash + HLL insert (and with a
+/// also a Bloom `contains`, the new-flow weight (two block-rate updates and a
+/// division) and the source's SipHash + HLL insert (and with a
 /// blocklist the destination's SipHash and one or two filter lookups). At epoch end
 /// one SipHash per
 /// flow whose count reaches θ.

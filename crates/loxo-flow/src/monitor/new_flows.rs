@@ -29,16 +29,17 @@
 //! stay, and the followed rate accounts for them). The last epoch's check is valid
 //! for flows at or above *its* final level `s_B`, so a flow is counted when
 //! `ℓ ≥ max(s, s_B)`, and its weight becomes `w = 2^max(s, s_B)/π`. An epoch starts
-//! at level `s_B − 1`: flows below `s_B` could not be counted anyway, so a steady
-//! flood does not fill the filter with them, and the level comes down by one per
-//! epoch when the load falls. The estimate stays unbiased with the same variance
+//! at level 0 (within the design load every first frame is exact, as the blocklist
+//! and the distinct sources want) and, once past the design load, jumps to level
+//! `s_B − 1`: flows below `s_B` could not be counted anyway, so a steady flood does
+//! not fill the filter with them. The estimate stays unbiased with the same variance
 //! estimator.
 //!
 //! Its relative standard deviation (measured over held-out trials, test
 //! `the_estimate_is_unbiased_with_its_stated_error_past_the_design_load`): ≤ 0.2 %
 //! below the design load of [`NEW_FLOW_CAPACITY`] flows, ≤ 1.25 % at 3× it (a
-//! firmware epoch of 16 384 frames of a 90 % flood), 1.3–2 % at 10× it in a steady
-//! flood (the level the epoch reaches varies by one); in a single epoch from a fresh
+//! firmware epoch of 16 384 frames of a 90 % flood), ≤ 2 % at 10× it in a steady
+//! flood; in a single epoch from a fresh
 //! monitor, where the level climbs within the epoch (test
 //! `monitor_stress::new_flows_below_and_above_the_filters_capacity`), ≤ 2.2 % to 10×
 //! and ≤ 3.5 % to 25×. So the figure is within 5 % at 4σ up to 3× the design load,
@@ -58,11 +59,15 @@ const FIRST_TRIGGER: f32 = 0.5;
 /// See [`FIRST_TRIGGER`].
 const NEXT_TRIGGER: f32 = 0.05;
 
-/// Highest sampling level (1 flow in 2^40: never reached in practice).
-const MAX_LEVEL: u8 = 40;
+/// Highest sampling level: 1 flow in 2^15 (the filter then follows about
+/// 5 000·2^15 ≈ 1.6·10^8 flows in an epoch).
+const MAX_LEVEL: u8 = 15;
 
-/// Fixed-point scale of the estimate's sums: `2^16` units per flow.
-const ONE: f32 = 65_536.0;
+/// Fixed-point scale of the estimate's sum: 2^14 units per flow (each weight is
+/// rounded to 1/16 384 of a flow, half up). A weight is at most `2^MAX_LEVEL/π`
+/// ≤ 2^18 flows (π ≥ 1/8 in practice), so weight·ONE fits the `u32` it is converted
+/// to in one instruction (and saturates, never wraps, beyond).
+const ONE: f32 = 16_384.0;
 
 /// Salts of the filters' digests, alternating by epoch so that a flow's bits in
 /// `seen` and in `before` are independent.
@@ -108,14 +113,17 @@ pub(super) struct NewFlows {
     rate_sum: f32,
     /// `before`'s false-positive rate, from when it closed.
     before_rate: f32,
+    /// `(1 − before_rate)/B`: the factor of `π` that `before` contributes, divided
+    /// by the block count (so `π = (B − rate_sum)·before_keep`).
+    before_keep: f32,
     /// Flows `seen` took this epoch.
     taken: u32,
     /// Flows `before` took in its epoch.
     before_taken: u32,
     /// Σ w over counted flows, in `1/ONE` units.
     estimate: u64,
-    /// Σ w·(w − 1), in `1/ONE` units.
-    variance: u64,
+    /// Σ w·(w − 1) (a sum of positives: an `f32` keeps it to about 10^−6).
+    variance: f32,
     /// Sampling levels: this epoch's (current) and the previous epoch's (final).
     level: u8,
     before_level: u8,
@@ -140,10 +148,11 @@ impl NewFlows {
             ones: [0; NEW_FLOW_BLOCKS],
             rate_sum: 0.0,
             before_rate: 0.0,
+            before_keep: 1.0 / NEW_FLOW_BLOCKS as f32,
             taken: 0,
             before_taken: 0,
             estimate: 0,
-            variance: 0,
+            variance: 0.0,
             level: 0,
             before_level: 0,
             parity: 0,
@@ -173,37 +182,47 @@ impl NewFlows {
         if level < self.level {
             return true;
         }
-        let rate_before = self.rate();
         let Some((block, newly)) = self.seen.insert_counted_hash(Self::salted(h, self.parity))
         else {
             return true;
         };
         self.taken = self.taken.saturating_add(1);
+        let sum_before = self.rate_sum;
         if let Some(c) = self.ones.get_mut(block) {
             let old = *c;
             *c = old.saturating_add(newly as u16);
             self.rate_sum += block_rate(*c) - block_rate(old);
         }
         if level >= sampling && !self.before.contains_hash(Self::salted(h, self.parity ^ 1)) {
-            self.count(sampling, rate_before);
+            self.count(sampling, sum_before);
         }
-        if self.rate() > trigger(self.level) && self.level < MAX_LEVEL {
+        // `rate_sum` is the rate times the block count: compare without dividing.
+        if self.rate_sum > trigger(self.level) * NEW_FLOW_BLOCKS as f32 && self.level < MAX_LEVEL {
             self.level += 1;
+        }
+        if self.level + 1 < self.before_level && self.taken > NEW_FLOW_CAPACITY {
+            // Flows below the last epoch's level cannot be counted this epoch (its
+            // filter sampled them out), so filing all of them would only fill the
+            // filter: once this epoch is past the design load, file from one level
+            // below it — every flow this epoch can count.
+            self.level = self.before_level - 1;
         }
         false
     }
 
-    /// Adds a counted new flow's weight `2^s/π`.
+    /// Adds a counted new flow's weight `2^s/π`, `π = (1 − p_A)(1 − p_B)` with
+    /// `p_A = sum_seen/B` the rate `seen` had when the flow arrived.
     #[inline]
-    fn count(&mut self, sampling: u8, rate_seen: f32) {
-        let pi = (1.0 - rate_seen) * (1.0 - self.before_rate);
-        // π ≥ (1 − 0.1·(MAX_LEVEL + 1))… in practice ≥ 0.25: the trigger keeps
-        // `seen`'s rate low, and `before`'s rate is its final one.
-        let w = (1u64 << sampling.min(62)) as f32 / pi.max(f32::MIN_POSITIVE);
-        self.estimate = self.estimate.saturating_add((w * ONE + 0.5) as u64);
-        self.variance = self
-            .variance
-            .saturating_add((w * (w - 1.0) * ONE + 0.5) as u64);
+    fn count(&mut self, sampling: u8, sum_seen: f32) {
+        let pi = (NEW_FLOW_BLOCKS as f32 - sum_seen) * self.before_keep;
+        // 2^s exactly, as the float's exponent (s ≤ MAX_LEVEL = 15).
+        let scale = f32::from_bits((127 + u32::from(sampling.min(MAX_LEVEL))) << 23);
+        let w = scale / pi.max(f32::MIN_POSITIVE);
+        // Fixed point, 1/ONE of a flow: one conversion to u32 each (saturating).
+        self.estimate = self
+            .estimate
+            .saturating_add(u64::from((w * ONE + 0.5) as u32));
+        self.variance += w * (w - 1.0);
     }
 
     /// Past the design load or sampling: "known" is no longer a reliable "seen
@@ -221,8 +240,8 @@ impl NewFlows {
 
     /// This epoch's figures.
     pub(super) fn figures(&self) -> NewFlowFigures {
-        let estimate = (self.estimate + (1 << 15)) >> 16;
-        let sigma = libm::sqrtf(self.variance as f32 / ONE);
+        let estimate = (self.estimate + (1 << 13)) >> 14;
+        let sigma = libm::sqrtf(self.variance);
         NewFlowFigures {
             estimate,
             sigma,
@@ -237,18 +256,18 @@ impl NewFlows {
         core::mem::swap(&mut self.seen, &mut self.before);
         self.seen.clear();
         self.before_rate = self.rate();
+        self.before_keep = (1.0 - self.before_rate) / NEW_FLOW_BLOCKS as f32;
         self.before_taken = self.taken;
         self.before_level = self.level;
         self.ones = [0; NEW_FLOW_BLOCKS];
         self.rate_sum = 0.0;
         self.taken = 0;
         self.estimate = 0;
-        self.variance = 0;
-        // Flows below the last epoch's level cannot be counted this epoch (its
-        // filter sampled them out), so filing all of them would only fill the
-        // filter: start one level below it — every flow this epoch can count, and
-        // the level comes down by one per epoch when the load falls.
-        self.level = self.before_level.saturating_sub(1);
+        self.variance = 0.0;
+        // Every epoch starts filing every flow (level 0): an epoch within the design
+        // load after a flood keeps exact first frames. `observe` jumps to one level
+        // below the last epoch's once this one is past the design load.
+        self.level = 0;
         self.parity ^= 1;
     }
 
