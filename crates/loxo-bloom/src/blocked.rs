@@ -263,19 +263,23 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     pub fn insert_counted_hash(&mut self, h: KeyHash) -> Option<(usize, u32)> {
         let (b, probes) = Self::locate(h);
         let Block(words) = self.blocks.get_mut(b)?;
-        let mut set = 0;
+        // The known key's path is `insert_checked_hash`'s, instruction for
+        // instruction; the count is taken while writing.
+        let mut all = 1;
         for i in 0..K {
             let (w, bit) = probes.at(i);
-            set += (words[w] >> bit) & 1;
+            all &= words[w] >> bit;
         }
-        if set == K {
+        if all & 1 != 0 {
             return None;
         }
+        let mut newly = 0;
         for i in 0..K {
             let (w, bit) = probes.at(i);
+            newly += !(words[w] >> bit) & 1;
             words[w] |= 1 << bit;
         }
-        Some((b, K - set))
+        Some((b, newly))
     }
 
     /// Removes every key.

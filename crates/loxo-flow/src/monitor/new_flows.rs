@@ -78,14 +78,33 @@ const LEVEL_SALT: u64 = 0x3c6e_f372_fe94_f82b;
 
 /// `(c/512)^K` for a block with `c` set bits: the false-positive rate of a block of
 /// that fill.
-#[inline(always)]
-fn block_rate(c: u16) -> f32 {
-    let x = f32::from(c) / BLOCK_BITS;
+const fn rate_of(c: u16) -> f32 {
+    let x = c as f32 / BLOCK_BITS;
     let mut r = 1.0;
-    for _ in 0..NEW_FLOW_K {
+    let mut i = 0;
+    while i < NEW_FLOW_K {
         r *= x;
+        i += 1;
     }
     r
+}
+
+/// [`rate_of`] for every fill of a block (2 KiB of flash: two loads per first frame
+/// instead of two conversions and fourteen multiplies).
+static BLOCK_RATE: [f32; 513] = {
+    let mut t = [0.0; 513];
+    let mut c = 0;
+    while c < 513 {
+        t[c] = rate_of(c as u16);
+        c += 1;
+    }
+    t
+};
+
+/// The false-positive rate of a block with `c` set bits.
+#[inline(always)]
+fn block_rate(c: u16) -> f32 {
+    BLOCK_RATE.get(usize::from(c)).copied().unwrap_or(1.0)
 }
 
 /// The rate at which the sampling level rises from `level`.
@@ -127,8 +146,14 @@ pub(super) struct NewFlows {
     /// Sampling levels: this epoch's (current) and the previous epoch's (final).
     level: u8,
     before_level: u8,
-    /// Which of [`SALTS`] this epoch's filter uses.
-    parity: u8,
+    /// `max(level, before_level)`: 0 while nothing samples (the per-frame test).
+    sampling: u8,
+    /// `taken > NEW_FLOW_CAPACITY || level > 0`, kept for the per-frame test.
+    overloaded: bool,
+    /// The salt of this epoch's filter's digests, and of the last one's (the two
+    /// [`SALTS`], alternating).
+    salt: u64,
+    before_salt: u64,
 }
 
 /// The new-flow figures of a closed epoch.
@@ -155,14 +180,11 @@ impl NewFlows {
             variance: 0.0,
             level: 0,
             before_level: 0,
-            parity: 0,
+            sampling: 0,
+            overloaded: false,
+            salt: SALTS[0],
+            before_salt: SALTS[1],
         }
-    }
-
-    /// The digest `seen` (`parity`) or `before` (`1 − parity`) files a flow under.
-    #[inline(always)]
-    fn salted(h: KeyHash, parity: u8) -> KeyHash {
-        KeyHash::from_u64(h.get() ^ SALTS[usize::from(parity & 1)])
     }
 
     /// `seen`'s false-positive rate now.
@@ -175,17 +197,35 @@ impl NewFlows {
     /// epoch (it was inserted now), `true` when the flow is known — or when it is
     /// not sampled at the current level, which the caller must treat as "maybe
     /// known" (see [`overloaded`](Self::overloaded)).
-    #[inline]
+    #[inline(always)]
     pub(super) fn observe(&mut self, h: KeyHash) -> bool {
-        let sampling = self.level.max(self.before_level);
-        let level = if sampling == 0 { 0 } else { level_of(h) };
-        if level < self.level {
-            return true;
+        // The common case, kept small for the per-frame path: no sampling, and the
+        // flow known (one filter probe); the first frame's bookkeeping is out of
+        // line.
+        let mut level = 0;
+        if self.sampling != 0 {
+            level = level_of(h);
+            if level < self.level {
+                return true;
+            }
         }
-        let Some((block, newly)) = self.seen.insert_counted_hash(Self::salted(h, self.parity))
-        else {
-            return true;
-        };
+        match self
+            .seen
+            .insert_counted_hash(KeyHash::from_u64(h.get() ^ self.salt))
+        {
+            None => true,
+            Some((block, newly)) => {
+                self.first_frame(h, level, block, newly);
+                false
+            }
+        }
+    }
+
+    /// A flow's first frame this epoch (it was just filed in `block`, setting
+    /// `newly` bits): the filter's followed rate, the count, the sampling level.
+    #[inline(always)]
+    fn first_frame(&mut self, h: KeyHash, level: u8, block: usize, newly: u32) {
+        let sampling = self.level.max(self.before_level);
         self.taken = self.taken.saturating_add(1);
         let sum_before = self.rate_sum;
         if let Some(c) = self.ones.get_mut(block) {
@@ -193,7 +233,11 @@ impl NewFlows {
             *c = old.saturating_add(newly as u16);
             self.rate_sum += block_rate(*c) - block_rate(old);
         }
-        if level >= sampling && !self.before.contains_hash(Self::salted(h, self.parity ^ 1)) {
+        if level >= sampling
+            && !self
+                .before
+                .contains_hash(KeyHash::from_u64(h.get() ^ self.before_salt))
+        {
             self.count(sampling, sum_before);
         }
         // `rate_sum` is the rate times the block count: compare without dividing.
@@ -207,7 +251,8 @@ impl NewFlows {
             // below it — every flow this epoch can count.
             self.level = self.before_level - 1;
         }
-        false
+        self.sampling = self.level.max(self.before_level);
+        self.overloaded = self.taken > NEW_FLOW_CAPACITY || self.level > 0;
     }
 
     /// Adds a counted new flow's weight `2^s/π`, `π = (1 − p_A)(1 − p_B)` with
@@ -230,7 +275,7 @@ impl NewFlows {
     /// on every frame.
     #[inline(always)]
     pub(super) fn overloaded(&self) -> bool {
-        self.taken > NEW_FLOW_CAPACITY || self.level > 0
+        self.overloaded
     }
 
     /// The last epoch's filter was past its design load or sampled.
@@ -268,7 +313,9 @@ impl NewFlows {
         // load after a flood keeps exact first frames. `observe` jumps to one level
         // below the last epoch's once this one is past the design load.
         self.level = 0;
-        self.parity ^= 1;
+        self.sampling = self.before_level;
+        self.overloaded = false;
+        core::mem::swap(&mut self.salt, &mut self.before_salt);
     }
 
     /// `seen`'s exact false-positive rate (walks every block), for tests.
