@@ -240,13 +240,15 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
         all & 1 != 0
     }
 
-    /// [`insert_checked_hash`](Self::insert_checked_hash) that also says where the
-    /// bits went: `None` when every probed bit was already set (the key is known, or a
-    /// false positive; nothing is written), else `Some((block, newly_set))` — the
-    /// key's block and how many of its `K` bits were 0 before (`1..=K`: the probes
-    /// are in distinct words). A caller that keeps per-block bit counts from it can
-    /// follow the filter's false-positive rate insert by insert, in O(1), instead of
-    /// walking every block with [`estimated_fpr`](Self::estimated_fpr).
+    /// [`insert_checked_hash`](Self::insert_checked_hash) that also says how many
+    /// bits the key set: 0 when every probed bit was already set (the key is known,
+    /// or a false positive; nothing is written), else how many of its `K` bits were 0
+    /// before (`1..=K`: the probes are in distinct words), all in the key's block
+    /// ([`block_of_hash`](Self::block_of_hash)). A caller that keeps per-block bit
+    /// counts from it can follow the filter's false-positive rate insert by insert,
+    /// in O(1), instead of walking every block with
+    /// [`estimated_fpr`](Self::estimated_fpr). A known key costs what it costs
+    /// `insert_checked_hash`.
     ///
     /// ```
     /// use loxo_bloom::BlockedBloom;
@@ -254,15 +256,17 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
     /// let seed = Seed::new(1, 2);
     /// let mut f = BlockedBloom::<4, 7>::new(seed);
     /// let h = seed.hash(b"flow");
-    /// let (block, newly) = f.insert_counted_hash(h).unwrap();
-    /// assert!(block < 4 && newly == 7); // an empty filter: all 7 bits new
-    /// assert_eq!(f.insert_counted_hash(h), None);
+    /// assert_eq!(f.insert_counted_hash(h), 7); // an empty filter: all 7 bits new
+    /// assert_eq!(f.insert_counted_hash(h), 0);
+    /// assert!(BlockedBloom::<4, 7>::block_of_hash(h) < 4);
     /// assert_eq!(f.count_ones(), 7);
     /// ```
     #[inline]
-    pub fn insert_counted_hash(&mut self, h: KeyHash) -> Option<(usize, u32)> {
+    pub fn insert_counted_hash(&mut self, h: KeyHash) -> u32 {
         let (b, probes) = Self::locate(h);
-        let Block(words) = self.blocks.get_mut(b)?;
+        let Some(Block(words)) = self.blocks.get_mut(b) else {
+            return 0;
+        };
         // The known key's path is `insert_checked_hash`'s, instruction for
         // instruction; the count is taken while writing.
         let mut all = 1;
@@ -271,7 +275,7 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
             all &= words[w] >> bit;
         }
         if all & 1 != 0 {
-            return None;
+            return 0;
         }
         let mut newly = 0;
         for i in 0..K {
@@ -279,7 +283,14 @@ impl<const B: usize, const K: u32> BlockedBloom<B, K> {
             newly += !(words[w] >> bit) & 1;
             words[w] |= 1 << bit;
         }
-        Some((b, newly))
+        newly
+    }
+
+    /// The block a key hashed by the caller lands in (`0..B`).
+    #[inline]
+    #[must_use]
+    pub fn block_of_hash(h: KeyHash) -> usize {
+        Self::locate(h).0
     }
 
     /// Removes every key.

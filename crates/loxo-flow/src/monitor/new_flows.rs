@@ -209,22 +209,21 @@ impl NewFlows {
                 return true;
             }
         }
-        match self
+        let newly = self
             .seen
-            .insert_counted_hash(KeyHash::from_u64(h.get() ^ self.salt))
-        {
-            None => true,
-            Some((block, newly)) => {
-                self.first_frame(h, level, block, newly);
-                false
-            }
+            .insert_counted_hash(KeyHash::from_u64(h.get() ^ self.salt));
+        if newly == 0 {
+            return true;
         }
+        self.first_frame(h, level, newly);
+        false
     }
 
-    /// A flow's first frame this epoch (it was just filed in `block`, setting
-    /// `newly` bits): the filter's followed rate, the count, the sampling level.
-    #[inline(always)]
-    fn first_frame(&mut self, h: KeyHash, level: u8, block: usize, newly: u32) {
+    /// A flow's first frame this epoch (it was just filed, setting `newly` bits of
+    /// its block): the filter's followed rate, the count, the sampling level.
+    #[inline(never)]
+    fn first_frame(&mut self, h: KeyHash, level: u8, newly: u32) {
+        let block = NewFlowFilter::block_of_hash(KeyHash::from_u64(h.get() ^ self.salt));
         let sampling = self.level.max(self.before_level);
         self.taken = self.taken.saturating_add(1);
         let sum_before = self.rate_sum;
