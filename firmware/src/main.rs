@@ -283,7 +283,7 @@ fn main() -> ! {
             continue;
         }
         let t0 = ticks.now();
-        let epoch_over = monitor.feed_as(frame, CONFIG.byte_weight);
+        let epoch_over = monitor.feed_configured(frame, &CONFIG);
         let dt = Ticks::elapsed(t0, ticks.now());
         totals.cost.record(dt);
         totals.frames += 1;

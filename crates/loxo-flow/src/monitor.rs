@@ -479,7 +479,30 @@ impl<const N: usize> FlowMonitor<N> {
             byte_weight, self.config.byte_weight,
             "feed_as: not the configured weight"
         );
-        self.count(|| parse_frame_weighted(frame, byte_weight))
+        let (share_of, policy, epoch) = (
+            self.config.share_of,
+            self.config.policy,
+            self.config.epoch_packets,
+        );
+        self.count(share_of, policy, epoch, || {
+            parse_frame_weighted(frame, byte_weight)
+        })
+    }
+
+    /// [`feed`](Self::feed) with the whole configuration given by the caller, who must
+    /// pass the monitor's own ([`config`](Self::config); checked in debug builds). A
+    /// firmware whose configuration is a `const` passes `&CONFIG`, and the compiler
+    /// folds every choice the configuration makes (byte weight, share, epoch policy,
+    /// epoch length) out of the per-frame path.
+    #[inline(always)]
+    pub fn feed_configured(&mut self, frame: &[u8], config: &Config) -> bool {
+        debug_assert_eq!(
+            config, &self.config,
+            "feed_configured: not the configuration"
+        );
+        self.count(config.share_of, config.policy, config.epoch_packets, || {
+            parse_frame_weighted(frame, config.byte_weight)
+        })
     }
 
     /// Feeds a frame of which a capture holds only the first bytes (`tcpdump -s N`):
@@ -491,8 +514,18 @@ impl<const N: usize> FlowMonitor<N> {
     /// [`feed`](Self::feed)). Returns what [`feed`](Self::feed) returns.
     pub fn feed_captured(&mut self, captured: &[u8], wire_len: usize) -> bool {
         match parse_frame_captured_weighted(captured, wire_len, self.config.byte_weight) {
-            Ok(p) => self.count(|| Ok(p)),
-            Err(CapturedError::Malformed(e)) => self.count(|| Err(e)),
+            Ok(p) => self.count(
+                self.config.share_of,
+                self.config.policy,
+                self.config.epoch_packets,
+                || Ok(p),
+            ),
+            Err(CapturedError::Malformed(e)) => self.count(
+                self.config.share_of,
+                self.config.policy,
+                self.config.epoch_packets,
+                || Err(e),
+            ),
             Err(CapturedError::Snapped { .. }) => {
                 self.frames = self.frames.saturating_add(1);
                 self.epoch_full()
@@ -511,13 +544,19 @@ impl<const N: usize> FlowMonitor<N> {
     /// directly: given the parsed `Result` by value, the firmware spent 13 more
     /// instructions per frame (it was built in memory, then read back).
     #[inline(always)]
-    fn count(&mut self, parse: impl FnOnce() -> Result<Parsed, ParseError>) -> bool {
+    fn count(
+        &mut self,
+        share_of: ShareOf,
+        policy: EpochPolicy,
+        epoch_packets: u32,
+        parse: impl FnOnce() -> Result<Parsed, ParseError>,
+    ) -> bool {
         self.frames = self.frames.saturating_add(1);
         match parse() {
             Ok(Parsed::Flow(f)) => {
                 let h = f.key.hash_with_key(&self.sip);
                 let len = f.len;
-                let (ranked, other) = match self.config.share_of {
+                let (ranked, other) = match share_of {
                     ShareOf::Bytes => (u64::from(len), 1),
                     ShareOf::Packets => (1, u64::from(len)),
                 };
@@ -536,7 +575,7 @@ impl<const N: usize> FlowMonitor<N> {
                 // skips both (`update_gated` says which case it was) — the same state
                 // as the full path, for about half of a skewed stream's frames.
                 let mut known = true;
-                let candidate = if self.config.policy == EpochPolicy::Reset {
+                let candidate = if policy == EpochPolicy::Reset {
                     let (new, sketch, k) = (&mut self.new, &mut self.ranked, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
                         *k = new.observe(h);
@@ -593,7 +632,7 @@ impl<const N: usize> FlowMonitor<N> {
                 }
             }
         }
-        self.epoch_full()
+        epoch_packets != 0 && self.frames >= u64::from(epoch_packets)
     }
 
     /// The bounds of a tracked flow (its Space-Saving `count`, `lower`), or `None` if
