@@ -124,6 +124,11 @@ fn per_item<I: Iterator>(
     );
 }
 
+/// The digests `d` as keys, each through `black_box`.
+fn hashes(d: &[u64]) -> impl Iterator<Item = KeyHash> + '_ {
+    d.iter().map(|&x| KeyHash::from_u64(black_box(x)))
+}
+
 /// Theta sketch inserts of distinct keys (exact mode; estimation mode with its
 /// amortized rebuilds) and one rebuild.
 fn theta(ticks: &Ticks) {
@@ -141,9 +146,6 @@ fn theta(ticks: &Ticks) {
     }
     let digests: &[u64] = digests;
     let (first, second) = digests.split_at(DISTINCT / 2);
-    fn hashes(d: &[u64]) -> impl Iterator<Item = KeyHash> + '_ {
-        d.iter().map(|&x| KeyHash::from_u64(black_box(x)))
-    }
     let half = (DISTINCT / 2) as u32;
     // 4 096 new keys below the rebuild point (7 680): every key is stored.
     per_item(

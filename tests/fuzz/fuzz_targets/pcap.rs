@@ -19,7 +19,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mut reader) = CaptureReader::new(std::io::Cursor::new(data)) else {
         return;
     };
-    let mut ev = Evaluator::new(config);
+    let Ok(mut ev) = Evaluator::try_new(config) else {
+        return; // θ = 1 % is above θ_min: never taken
+    };
     let (mut scratch, mut whole) = (Vec::new(), Vec::new());
     while let Some(Ok(record)) = reader.next_record() {
         assert!(record.data.len() <= record.orig_len as usize);
