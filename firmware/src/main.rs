@@ -87,8 +87,8 @@ const _: () = assert!(MIN_VOLUME > 2 * 1_500 && MIN_VOLUME < EPOCH_FRAMES as u64
 /// the report lists every flow at θ. `θ_min = 1/128 ≈ 0.78 %` ≤ θ = 1 % (a θ below
 /// would not build: `FlowMonitor::with_candidates` fails at compile time in the
 /// `static`). 128, not the host's 256: the report's 96-byte rows and the candidates'
-/// 70 bytes each fit the 128 KiB RAM budget at 128 (the monitor 56 000 B, the report
-/// 13 264 B on a 64-bit host), not at 256 (64 960 + 25 552).
+/// 70 bytes each fit the 128 KiB RAM budget at 128 (the monitor 56 384 B, the report
+/// 13 264 B on a 64-bit host), not at 256 (65 472 + 25 552).
 pub(crate) const CANDIDATES: usize = 128;
 /// The monitor: [`CANDIDATES`] Space-Saving candidates.
 pub(crate) type Monitor = FlowMonitor<CANDIDATES>;
@@ -538,7 +538,7 @@ fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: 
         led.set_high()
     };
     defmt::info!(
-        "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u64} distinct_sources={=u64} new_flows={=u64} new_flows_saturated={=bool} new_flows_fpr_ppm={=u32} elephants={=usize} elephants_complete={=bool} led={=bool}",
+        "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u64} distinct_sources={=u64} new_flows={=u64} new_flows_sigma={=f32} new_flows_sampling={=u8} new_flows_overloaded={=bool} new_flows_fpr_ppm={=u32} elephants={=usize} elephants_complete={=bool} led={=bool}",
         r.epoch,
         r.frames,
         r.packets,
@@ -549,7 +549,9 @@ fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: 
         r.distinct_flows,
         r.distinct_sources,
         r.new_flows,
-        r.new_flows_saturated,
+        r.new_flows_sigma,
+        r.new_flows_sampling,
+        r.new_flows_overloaded,
         (r.new_flows_fpr * 1e6) as u32,
         r.elephants.len(),
         r.elephants_complete,

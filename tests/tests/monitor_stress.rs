@@ -13,23 +13,32 @@
 //!   (its stated probability; checked over all epochs, minus 3σ of the binomial);
 //! * distinct flows within 3 relative standard errors (1.04/√16384), distinct sources
 //!   within 3 (1.04/√1024) — floods included;
-//! * new flows (a fresh monitor: every flow is new): never above the truth; at or
-//!   below the filters' design load (`NEW_FLOW_CAPACITY` flows) not flagged, and the
-//!   flows missed within 4σ of the number the blocked-Bloom theory expects
+//! * new flows (a fresh monitor: every flow is new): an unbiased estimate. At or
+//!   below the filters' design load (`NEW_FLOW_CAPACITY` flows) not flagged, and
+//!   within 4σ of the truth with σ from the blocked-Bloom theory
 //!   (`loxo_tests::bloom_theory`, computed from the filter's geometry and the true
-//!   flow count — not the report's own `new_flows_fpr`); past 1.1× the design load
-//!   flagged saturated, the figure then only a lower bound (never above the truth).
-//!   `new_flows_below_and_above_the_filters_capacity` runs populations on both sides.
+//!   flow count — not the report's own figures); past 1.1× the design load flagged
+//!   overloaded and within 4 of its stated σ (`new_flows_sigma`).
+//!
+//! New flows on held-out seeds: `new_flows_below_and_above_the_filters_capacity` (one
+//! fresh epoch, 300 to 100 000 flows) and `new_flows_in_steady_epochs_at_the_readme_epoch_sizes`
+//! (epoch after epoch of 16 384, 50 000, 500 000 and 10⁶ frames, Zipf traffic and
+//! 90 % floods, the truth being the flows absent from the previous epoch) assert, in
+//! every epoch, the error within 4 stated σ, that σ within the bound the docs state
+//! (chosen on tuning seeds only, see [`HELD_OUT`]) and, where 4 such σ are at most
+//! 5 %, the error within 5 %; and over all epochs that σ is honest (mean z² within
+//! χ² bounds).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use loxo_core::Seed;
 use loxo_flow::{
     Config, FlowKey, FlowMonitor, Report, ShareOf, Theta, NEW_FLOW_BLOCKS, NEW_FLOW_CAPACITY,
     NEW_FLOW_K,
 };
 use loxo_tests::bloom_theory::expected_checked_false_positives;
-use loxo_tests::traffic::{self, Counts, Epoch};
+use loxo_tests::traffic::{self, Counts, Epoch, Flow};
 
 fn theta(s: &str) -> Theta {
     Theta::parse(s).unwrap()
@@ -37,7 +46,13 @@ fn theta(s: &str) -> Theta {
 
 /// Runs one epoch through a fresh monitor.
 fn run(e: &Epoch, theta: Theta, by_bytes: bool) -> Report {
+    run_seeded(e, theta, by_bytes, Config::DEFAULT.seed)
+}
+
+/// [`run`] with the monitor's hash seed.
+fn run_seeded(e: &Epoch, theta: Theta, by_bytes: bool, seed: Seed) -> Report {
     let mut m = Box::new(FlowMonitor::new(Config {
+        seed,
         theta,
         share_of: if by_bytes {
             ShareOf::Bytes
@@ -149,7 +164,7 @@ fn check(name: &str, e: &Epoch, theta: Theta, by_bytes: bool, tally: &mut Tally)
     );
 
     // New flows (a fresh monitor: every flow of the epoch is new).
-    check_new_flows(name, &r, counts.len() as u64);
+    check_new_flows(name, &r, counts.len() as u64, false);
     println!(
         "{name}: θ {theta} of {}: {} elephants ({} listed, {} certain), flows {}/{flows}, sources {}/{sources}, new {}{}",
         if by_bytes { "bytes" } else { "packets" },
@@ -159,85 +174,387 @@ fn check(name: &str, e: &Epoch, theta: Theta, by_bytes: bool, tally: &mut Tally)
         r.distinct_flows,
         r.distinct_sources,
         r.new_flows,
-        if r.new_flows_saturated { " (saturated)" } else { "" }
+        if r.new_flows_overloaded { " (overloaded)" } else { "" }
     );
     r
 }
 
-/// New flows of a fresh monitor's epoch of `flows` distinct flows (all new; the
-/// previous epoch's filter is empty). The count never exceeds the truth. At or below
-/// the design load the report must not be flagged and the flows missed — those the
-/// epoch's filter already "knew" when they arrived (`insert_checked` false
-/// positives) — must be within 4σ of the theory's expectation
-/// `E = Σ_{j<n} fpr(j)` (the j-th new flow meets a filter of j flows; blocked-Bloom
-/// theory from the filter's geometry, `loxo_tests::bloom_theory`). σ² = E (a sum of
-/// rare, nearly independent Bernoulli misses, Poisson) + (0.15·E)² (the fill's
-/// spread around the theory's mean and the theory model's few-per-cent error,
-/// generously) — plus 1 for the count's discreteness. Past 1.1× the design load the
-/// flag must be set (the epoch's filter counts n minus its few false positives,
-/// ≈ 1 %, as its load). Returns (missed, expected) below the load.
-fn check_new_flows(name: &str, r: &Report, flows: u64) -> Option<(u64, f64)> {
+/// First seed of the held-out trials of the new-flow tests. The σ bounds they assert
+/// ([`fresh_sigma_bound`], [`CLASSES`]) were chosen on the tuning seeds 1 000–1 009 and
+/// 2 000–2 009 alone (`LOXO_TUNE=1000 cargo test -p loxo-tests --test monitor_stress
+/// new_flows -- --nocapture` runs ten trials from that base and prints every epoch
+/// instead of asserting the bounds: the largest σ/new seen there, plus 10–20 %);
+/// the seeds from 9 000 000 were never looked at while choosing.
+const HELD_OUT: u64 = 9_000_000;
+
+/// The tuning base given in `LOXO_TUNE`, if any.
+fn tuning() -> Option<u64> {
+    std::env::var("LOXO_TUNE").ok().and_then(|s| s.parse().ok())
+}
+
+/// The trial seeds of a new-flow test: `n` held-out seeds from [`HELD_OUT`] (offset
+/// by `at`, so tests draw apart), or ten tuning seeds.
+fn trial_seeds(at: u64, n: u64) -> Vec<u64> {
+    match tuning() {
+        Some(base) => (base..base + 10).collect(),
+        None => (HELD_OUT + at..HELD_OUT + at + n).collect(),
+    }
+}
+
+/// The σ of one epoch's new-flow figure from a fresh monitor (every flow new, the last
+/// epoch's filter empty), as a share of the count, that the docs state for `flows`
+/// flows: 1 % up to 4× the design load, 2.5 % to 10×, 3.25 % to 20×, 4.5 % beyond
+/// (tuning seeds, up to 10⁶ flows: at most 0.82 %, 2.20 %, 2.82 % and 3.74 %).
+fn fresh_sigma_bound(flows: u64) -> f64 {
+    let load = flows as f64 / f64::from(NEW_FLOW_CAPACITY);
+    if load <= 4.0 {
+        0.01
+    } else if load <= 10.0 {
+        0.025
+    } else if load <= 20.0 {
+        0.0325
+    } else {
+        0.045
+    }
+}
+
+/// The error formula: the monitor's figure is a Horvitz–Thompson sum, each counted new
+/// flow weighing `w = 2^s/((1 − p_A)(1 − p_B))` (`s` the sampling level, `p_A` this
+/// epoch's filter's false-positive rate when the flow arrived, `p_B` the last epoch's
+/// final rate), and it reports `σ = √Σ w(w − 1)` over the counted flows
+/// (`new_flows_sigma`), the unbiased estimate of its variance. The per-epoch check:
+/// the error within 4 of that σ (+1 for rounding). Returns the error in σ.
+fn within_four_stated_sigma(name: &str, r: &Report, truth: u64) -> f64 {
+    let err = r.new_flows as f64 - truth as f64;
+    let sigma = f64::from(r.new_flows_sigma);
     assert!(
-        r.new_flows <= flows,
-        "{name}: new flows {} over-counted (truth {flows})",
+        err.abs() <= 4.0 * sigma + 1.0,
+        "{name}: {} for {truth} new flows, beyond 4 stated σ = {sigma:.1}",
         r.new_flows
     );
+    err / sigma.max(1.0)
+}
+
+/// New flows of a fresh monitor's epoch of `flows` distinct flows (all new; the
+/// previous epoch's filter is empty). The figure is a Horvitz–Thompson estimate: each
+/// new flow is counted unless the epoch's filter already "knew" it when it arrived
+/// (an `insert` false positive, rate `fpr(j)` for the j-th flow), and weighed by the
+/// inverse of its chance to be counted. At or below the design load the report must
+/// not be flagged, and the error must be within 4σ of 0 with `σ² = E + (0.15·E)²`,
+/// `E = Σ_{j<n} fpr(j)` from the blocked-Bloom theory (`loxo_tests::bloom_theory`;
+/// the second term covers the fill's spread and the model's few-per-cent error,
+/// generously) — plus 1 for rounding. Past 1.1× the design load the flag must be set,
+/// the error within 4 of the report's own σ ([`within_four_stated_sigma`]), that σ
+/// no wider than [`fresh_sigma_bound`] (unless `tune`), and — up to 4× the design
+/// load, where 4 such σ are at most 4 % — the error within 5 % of the truth (beyond,
+/// the issue's 5 % is not claimed: 4σ reaches 10–17 %). Returns (error, σ) below
+/// the load.
+fn check_new_flows(name: &str, r: &Report, flows: u64, tune: bool) -> Option<(f64, f64)> {
+    let err = r.new_flows as f64 - flows as f64;
     if flows <= u64::from(NEW_FLOW_CAPACITY) {
         assert!(
-            !r.new_flows_saturated,
-            "{name}: {flows} flows (design load {NEW_FLOW_CAPACITY}) flagged saturated"
+            !r.new_flows_overloaded,
+            "{name}: {flows} flows (design load {NEW_FLOW_CAPACITY}) flagged overloaded"
         );
-        let missed = flows - r.new_flows;
         let expected =
             expected_checked_false_positives(NEW_FLOW_BLOCKS as u64, 512, NEW_FLOW_K, flows);
         let sd = (expected + (0.15 * expected).powi(2)).sqrt();
         assert!(
-            (missed as f64 - expected).abs() <= 4.0 * sd + 1.0,
-            "{name}: {missed} of {flows} new flows missed, theory {expected:.1} ± {sd:.1}"
+            err.abs() <= 4.0 * sd + 1.0,
+            "{name}: {} for {flows} new flows, beyond 4σ = {:.1} (theory misses {expected:.1})",
+            r.new_flows,
+            4.0 * sd
         );
-        Some((missed, expected))
+        Some((err, sd))
     } else {
         if flows * 10 >= u64::from(NEW_FLOW_CAPACITY) * 11 {
             assert!(
-                r.new_flows_saturated,
+                r.new_flows_overloaded,
                 "{name}: {flows} flows, past the design load {NEW_FLOW_CAPACITY}, not flagged"
+            );
+        }
+        within_four_stated_sigma(name, r, flows);
+        let sigma = f64::from(r.new_flows_sigma);
+        let bound = fresh_sigma_bound(flows);
+        assert!(
+            tune || sigma <= bound * flows as f64,
+            "{name}: σ {sigma:.1} wider than {:.2} % of {flows}",
+            100.0 * bound
+        );
+        if 4.0 * bound <= 0.05 {
+            assert!(
+                err.abs() <= 0.05 * flows as f64,
+                "{name}: {} for {flows} new flows, beyond 5 % (σ {sigma:.1})",
+                r.new_flows
             );
         }
         None
     }
 }
 
-/// New-flow counts on both sides of the filters' design load (5 000 flows): from 300
-/// to 4 900 flows the figure is an estimate within the theory's band and not
-/// flagged; from 5 600 to 20 000 it is flagged and a lower bound.
+/// New-flow counts of one fresh epoch on both sides of the filters' design load (5 000
+/// flows): from 300 to 4 900 flows the figure is within the theory's band and not
+/// flagged; from 5 600 to 100 000 (20×) it is flagged and checked by
+/// [`check_new_flows`]. Held-out seeds (traffic and monitor seed), one per population.
 #[test]
 fn new_flows_below_and_above_the_filters_capacity() {
-    let mut below = 0;
-    for (i, flows) in [300usize, 1_500, 3_000, 4_200, 4_900, 5_600, 8_000, 20_000]
+    let tune = tuning().is_some();
+    for seed in trial_seeds(0, 1) {
+        let mut below = 0;
+        for (i, flows) in [
+            300usize, 1_500, 3_000, 4_200, 4_900, 5_600, 8_000, 20_000, 50_000, 100_000,
+        ]
         .into_iter()
         .enumerate()
-    {
-        // Uniform popularity, 30 frames per flow: every flow appears (the truth is
-        // the flows that did).
-        let e = traffic::zipf(30 * flows, flows, 0.0, 0.0, 40 + i as u64);
-        let truth = e.counts().len() as u64;
-        let r = run(&e, theta("1%"), true);
-        let name = format!("{flows} flows");
-        if let Some((missed, expected)) = check_new_flows(&name, &r, truth) {
-            below += 1;
-            println!(
-                "{name}: {truth} flows, {} new, {missed} missed (theory {expected:.1})",
-                r.new_flows
-            );
-        } else {
-            assert!(r.new_flows_saturated, "{name}");
-            println!(
-                "{name}: {truth} flows, {} new (saturated, a lower bound)",
-                r.new_flows
-            );
+        {
+            // Uniform popularity, 30 frames per flow (5 past 20 000): every flow
+            // appears (the truth is the flows that did).
+            let per = if flows > 20_000 { 5 } else { 30 };
+            let s = seed + 100 * i as u64;
+            let e = traffic::zipf(per * flows, flows, 0.0, 0.0, s);
+            let truth = e.counts().len() as u64;
+            let r = run_seeded(&e, theta("1%"), true, Seed::new(s, !s));
+            let name = format!("{flows} flows, seed {s}");
+            if let Some((err, sd)) = check_new_flows(&name, &r, truth, tune) {
+                below += 1;
+                println!(
+                    "{name}: {truth} flows, {} new ± {:.1} stated, error {err:+.0} (theory σ {sd:.1})",
+                    r.new_flows, r.new_flows_sigma
+                );
+            } else {
+                println!(
+                    "{name}: {truth} flows, {} new ± {:.1} = {:.2} % (overloaded, sampling level {}), error {:+.2} %",
+                    r.new_flows,
+                    r.new_flows_sigma,
+                    100.0 * f64::from(r.new_flows_sigma) / truth as f64,
+                    r.new_flows_sampling,
+                    100.0 * (r.new_flows as f64 / truth as f64 - 1.0)
+                );
+            }
         }
+        assert_eq!(below, 5, "five populations at or below the design load");
     }
-    assert_eq!(below, 5, "five populations at or below the design load");
+}
+
+/// A steady traffic class at one epoch size: `epochs` consecutive epochs of `frames`
+/// frames from one generator run, through one monitor.
+struct Class {
+    name: &'static str,
+    frames: usize,
+    /// Zipf population, exponent and flood share (`traffic::zipf`).
+    flows: usize,
+    alpha: f64,
+    flood: f64,
+    /// Held-out sequences and epochs in each.
+    seeds: u64,
+    epochs: usize,
+    /// The stated σ as a share of the new flows: in the first epoch (a fresh monitor,
+    /// every flow new) and in the following ones (the last epoch as loaded as this
+    /// one). Chosen on the tuning seeds (their largest, in the comment, plus 10–20 %).
+    fresh: f64,
+    steady: f64,
+}
+
+/// The classes at the epoch sizes the READMEs name: 16 384 frames (the firmware's
+/// epoch), 50 000 (the `monitor_theta_min` captures), 500 000 (`loxo top --epoch
+/// 500000`) and 10⁶ (`monitor_stress`); ordinary Zipf(1.0) traffic over 10⁵ flows, a
+/// 90 % flood of one-packet flows with spoofed sources, and 50 000 uniform flows
+/// (≈ 10× the filters' design flows; the 50 000-frame flood holds 9.5×).
+const CLASSES: [Class; 9] = [
+    // Tuning: fresh ≤ 0.36 %, steady ≤ 0.91 % (3.1× the design load, level 0).
+    Class {
+        name: "16 384, 90 % flood",
+        frames: 16_384,
+        flows: 20_000,
+        alpha: 0.9,
+        flood: 0.9,
+        seeds: 3,
+        epochs: 6,
+        fresh: 0.0045,
+        steady: 0.0105,
+    },
+    // 0.10 %, 0.31 % (1.3×; 71 % of the flows new).
+    Class {
+        name: "16 384, Zipf 1.0",
+        frames: 16_384,
+        flows: 100_000,
+        alpha: 1.0,
+        flood: 0.0,
+        seeds: 3,
+        epochs: 6,
+        fresh: 0.0015,
+        steady: 0.004,
+    },
+    // 0.34 %, 1.10 % (3×; 63 % new).
+    Class {
+        name: "50 000, Zipf 1.0",
+        frames: 50_000,
+        flows: 100_000,
+        alpha: 1.0,
+        flood: 0.0,
+        seeds: 3,
+        epochs: 4,
+        fresh: 0.004,
+        steady: 0.0125,
+    },
+    // 2.17 %, 3.47 % (9.5×, levels 3–4).
+    Class {
+        name: "50 000, 90 % flood",
+        frames: 50_000,
+        flows: 20_000,
+        alpha: 0.9,
+        flood: 0.9,
+        seeds: 3,
+        epochs: 4,
+        fresh: 0.025,
+        steady: 0.04,
+    },
+    // 2.18 %, 3.53 % (9.8×).
+    Class {
+        name: "50 000, 10× uniform",
+        frames: 50_000,
+        flows: 1_000_000,
+        alpha: 0.0,
+        flood: 0.0,
+        seeds: 2,
+        epochs: 4,
+        fresh: 0.025,
+        steady: 0.0415,
+    },
+    // 3.43 %, 6.38 % (92×, levels 6–8).
+    Class {
+        name: "500 000, 90 % flood",
+        frames: 500_000,
+        flows: 20_000,
+        alpha: 0.9,
+        flood: 0.9,
+        seeds: 1,
+        epochs: 3,
+        fresh: 0.04,
+        steady: 0.075,
+    },
+    // 2.56 %, 8.44 % (12×; 30 % new).
+    Class {
+        name: "500 000, Zipf 1.0",
+        frames: 500_000,
+        flows: 100_000,
+        alpha: 1.0,
+        flood: 0.0,
+        seeds: 1,
+        epochs: 3,
+        fresh: 0.03,
+        steady: 0.1,
+    },
+    // 3.74 %, 5.54 % (183×, levels 7–8).
+    Class {
+        name: "10^6, 90 % flood",
+        frames: 1_000_000,
+        flows: 20_000,
+        alpha: 0.9,
+        flood: 0.9,
+        seeds: 1,
+        epochs: 3,
+        fresh: 0.045,
+        steady: 0.065,
+    },
+    // 2.74 %, 10.49 % (16×; 17 % new).
+    Class {
+        name: "10^6, Zipf 1.0",
+        frames: 1_000_000,
+        flows: 100_000,
+        alpha: 1.0,
+        flood: 0.0,
+        seeds: 1,
+        epochs: 3,
+        fresh: 0.0325,
+        steady: 0.125,
+    },
+];
+
+/// New flows in steady traffic, epoch after epoch, on held-out seeds: the truth is
+/// the flows of the epoch absent from the previous one (the generator's). In every
+/// epoch the error is within 4 of the reported σ ([`within_four_stated_sigma`]) and
+/// that σ within the class's stated bound; over all epochs the mean of z² = (error/σ)²
+/// is within χ² bounds (σ is honest, not merely wide). The issue's "≤ 5 % in every
+/// epoch" is asserted where the stated σ makes it a 4σ claim (4·σ ≤ 5 %): the
+/// firmware's 16 384-frame epochs (90 % flood included) and 50 000-frame Zipf epochs
+/// (≤ 3× the design load). Past about 4× it is not met: 4σ reaches 14–16 % at 10×
+/// the design flows (floods and uniform) and more where few flows are new; the test
+/// prints those epochs' errors. Costs about 5 s (11·10⁶ frames).
+#[test]
+fn new_flows_in_steady_epochs_at_the_readme_epoch_sizes() {
+    let tune = tuning().is_some();
+    let (mut z2, mut n) = (0.0, 0usize);
+    for (k, c) in CLASSES.iter().enumerate() {
+        let mut worst: (f64, f64) = (0.0, 0.0);
+        let five = 4.0 * c.steady.max(c.fresh) <= 0.05;
+        for seed in trial_seeds(1_000 * (k as u64 + 1), c.seeds) {
+            let e = traffic::zipf(c.frames * c.epochs, c.flows, c.alpha, c.flood, seed);
+            let mut m = Box::new(FlowMonitor::new(Config {
+                seed: Seed::new(seed, !seed),
+                ..Config::default()
+            }));
+            let mut previous: HashSet<Flow> = HashSet::new();
+            for (i, epoch) in e.frames.chunks(c.frames).enumerate() {
+                for &(flow, len) in epoch {
+                    m.feed(&flow.frame(usize::from(len)));
+                }
+                let mut r = Report::default();
+                m.end_epoch(&mut r);
+                let current: HashSet<Flow> = epoch.iter().map(|&(f, _)| f).collect();
+                let truth = current.difference(&previous).count() as u64;
+                let name = format!("{}, seed {seed}, epoch {i}", c.name);
+                let z = within_four_stated_sigma(&name, &r, truth);
+                z2 += z * z;
+                n += 1;
+                let (rel, err) = (
+                    f64::from(r.new_flows_sigma) / truth as f64,
+                    r.new_flows as f64 / truth as f64 - 1.0,
+                );
+                let bound = if i == 0 { c.fresh } else { c.steady };
+                println!(
+                    "{name}: {} flows ({:.1}× the design load), {truth} new, {} ± {:.2} % (level {}), error {:+.2} % ({z:+.2}σ)",
+                    current.len(),
+                    current.len() as f64 / f64::from(NEW_FLOW_CAPACITY),
+                    r.new_flows,
+                    100.0 * rel,
+                    r.new_flows_sampling,
+                    100.0 * err
+                );
+                assert!(
+                    tune || rel <= bound,
+                    "{name}: σ {:.2} % wider than the stated {:.2} %",
+                    100.0 * rel,
+                    100.0 * bound
+                );
+                if five {
+                    assert!(
+                        err.abs() <= 0.05,
+                        "{name}: {} for {truth} new flows, beyond 5 %",
+                        r.new_flows
+                    );
+                }
+                worst = (worst.0.max(rel), worst.1.max(err.abs()));
+                previous = current;
+            }
+        }
+        println!(
+            "{}: largest σ {:.2} %, largest error {:.2} %{}",
+            c.name,
+            100.0 * worst.0,
+            100.0 * worst.1,
+            if five {
+                ""
+            } else {
+                " (4σ > 5 %: the issue's 5 % is not claimed here)"
+            }
+        );
+    }
+    // Σ z² of n standard normal errors is χ²(n): n ≈ 75 lies within [0.5, 1.6]·n with
+    // probability > 0.999 (σ estimated, so a little wider than χ²).
+    let z2 = z2 / n as f64;
+    println!("{n} epochs: mean z² = {z2:.2}");
+    assert!(tune || (0.5..=1.6).contains(&z2), "mean z² = {z2}");
 }
 
 #[test]
@@ -259,8 +576,8 @@ fn floods_heavy_tails_and_hot_set_changes() {
         let e = traffic::zipf(200_000, 20_000, 0.9, share, seed);
         let r = check(&format!("{share} flood"), &e, theta("1%"), true, &mut tally);
         assert!(
-            r.new_flows_saturated,
-            "a flood of 10^5 new flows must saturate"
+            r.new_flows_overloaded,
+            "a flood of 10^5 new flows is past the filters' design load"
         );
         check(
             &format!("{share} flood"),
@@ -281,7 +598,7 @@ fn floods_heavy_tails_and_hot_set_changes() {
     // 10× the new-flow filter's design load (5 000 flows): ≈ 10⁵ flows in 2·10⁵ frames.
     let e = traffic::zipf(200_000, 1_000_000, 0.6, 0.0, 6);
     let r = check("10x filter load", &e, theta("0.5%"), true, &mut tally);
-    assert!(r.new_flows_saturated);
+    assert!(r.new_flows_overloaded);
     // θ at θ_min (1/256), the smallest a monitor accepts; 0.1 % is refused.
     let e = traffic::zipf(300_000, 30_000, 0.8, 0.0, 7);
     check("theta 1/256", &e, theta("1/256"), true, &mut tally);

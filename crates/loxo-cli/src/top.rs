@@ -349,8 +349,10 @@ fn to_json(
                 "new_flows": {
                     "estimate": r.report.new_flows,
                     "exact": r.exact_new_flows,
+                    "sigma": r.report.new_flows_sigma,
+                    "sampling_level": r.report.new_flows_sampling,
                     "filter_fpr": r.report.new_flows_fpr,
-                    "saturated": r.report.new_flows_saturated,
+                    "overloaded": r.report.new_flows_overloaded,
                 },
                 "elephants": r.rows.iter().map(|w| json!({
                     "key": w.key.to_string(),
@@ -453,13 +455,16 @@ fn print_text(
     );
     for r in results {
         let malformed: u64 = r.report.errors.iter().sum();
-        let saturated = if r.report.new_flows_saturated {
-            " SATURATED (a lower bound: more flows than the new-flow filter holds)"
+        let overloaded = if r.report.new_flows_overloaded {
+            format!(
+                ", past the filters' design load: sampled 1 in {}",
+                1u64 << r.report.new_flows_sampling.min(63)
+            )
         } else {
-            ""
+            String::new()
         };
         println!(
-            "\nepoch {}: {} frames, {} packets, {} bytes, {} fragments, not IP {}, malformed {}; distinct flows ~{} (exact {}), sources ~{} (exact {}), new flows {} (exact {}, filter FPR {:.2} %){saturated}",
+            "\nepoch {}: {} frames, {} packets, {} bytes, {} fragments, not IP {}, malformed {}; distinct flows ~{} (exact {}), sources ~{} (exact {}), new flows ~{} ± {:.0} (1σ; exact {}{overloaded})",
             r.epoch,
             r.report.frames,
             r.report.packets,
@@ -472,8 +477,8 @@ fn print_text(
             r.report.distinct_sources,
             r.exact_sources,
             r.report.new_flows,
+            r.report.new_flows_sigma,
             r.exact_new_flows,
-            100.0 * r.report.new_flows_fpr
         );
         let cut = read.snapped.in_epoch(r.epoch);
         if cut > 0 {

@@ -11,6 +11,7 @@ use loxo_hll::Hll;
 use loxo_core::DecodeError;
 
 mod config;
+mod new_flows;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -18,6 +19,7 @@ mod tests;
 pub use config::{Config, ConfigError, EpochPolicy, ShareOf};
 pub use report::{Bounds, Elephant, Report, MAX_BLOCKLISTED};
 
+use new_flows::NewFlows;
 use report::place;
 
 use crate::{
@@ -72,8 +74,9 @@ pub const NEW_FLOW_K: u32 = 7;
 
 /// Design load of a new-flow filter: 5 000 flows per epoch (9.8 bits per flow; the
 /// filter's exact theory gives a false-positive rate of 1.06 % there, pinned by a
-/// test). Past it, [`Report::new_flows_saturated`] is set and distinct sources are
-/// counted from every frame instead of first frames.
+/// test). Past it, [`Report::new_flows_overloaded`] is set, distinct sources are
+/// counted from every frame instead of first frames, and the new-flow count becomes a
+/// wider estimate (its σ in [`Report::new_flows_sigma`]).
 pub const NEW_FLOW_CAPACITY: u32 = 5_000;
 
 /// The new-flow filter: a cache-line blocked Bloom filter (one cache line per frame).
@@ -139,10 +142,11 @@ const ETHERTYPE_AT: usize = 12;
 ///
 /// # Memory and cost
 ///
-/// `N·72 + 8` (candidates and their map of admitted digests) + 8 KiB + 12 KiB
-/// (sketches) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 700 bytes; the default
-/// is reported by [`FlowMonitor::memory_bytes`]: 65 408 bytes ≤ 64 KiB (pinned by a
-/// test), 56 192 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
+/// `N·71 + 8` (candidates and their map of admitted digests) + 8 KiB + 12 KiB
+/// (sketches) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + 192 (their blocks' bit
+/// counts) + about 700 bytes; the default
+/// is reported by [`FlowMonitor::memory_bytes`]: 65 472 bytes ≤ 64 KiB (pinned by a
+/// test), 56 384 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
 /// Per frame: one parse, one HalfSipHash-1-3 of the 13/37-byte key (from a
 /// precomputed [`HalfSipKey`]: 32-bit rounds, see its docs for the seed's secrecy),
 /// a 2-row and a 3-row Count-Min update, and a bit of the map of digests admitted
@@ -152,8 +156,8 @@ const ETHERTYPE_AT: usize = 12;
 /// estimate; the Space-Saving probe only when the flow passes it), a heap sift or an
 /// eviction when the order breaks, one HLL insert and one blocked-Bloom
 /// `insert_checked`; on a flow's first frame of the epoch (every frame once the
-/// filter is past its design load) also a Bloom `contains` and the source's digest +
-/// HLL insert (and with a blocklist the destination's digest and one or two filter
+/// filter is past its design load or sampling) also a Bloom `contains`, the new-flow
+/// weight (two block-rate updates and a division) and the source's digest + HLL insert (and with a blocklist the destination's digest and one or two filter
 /// lookups). At epoch end
 /// one digest per flow whose count reaches θ.
 ///
@@ -180,31 +184,18 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     /// Elephant candidates by the ranking measure.
     top: SpaceSaving<FlowKey, N>,
     /// Which candidates were admitted this epoch, as bits `admitted_bit(digest)`
-    /// (16·N bits; cleared with the candidates): a flow whose bit is clear was
+    /// (8·N bits; cleared with the candidates): a flow whose bit is clear was
     /// never a candidate, and its frame skips the candidates' index probe. Only with
     /// [`EpochPolicy::Reset`].
-    admitted: [u16; N],
+    admitted: [u8; N],
     /// Count-Min sketch of the ranking measure (tightens upper bounds).
     ranked: RankedSketch,
     /// Count-Min sketch of the other measure.
     other: OtherSketch,
     flows: Hll<FLOWS_P>,
     sources: Hll<SOURCES_P>,
-    /// Flows seen this epoch.
-    seen: NewFlowFilter,
-    /// Flows seen in the previous epoch.
-    seen_before: NewFlowFilter,
-    /// Flows `seen` took this epoch (inserts it called new).
-    seen_flows: u32,
-    /// Flows `seen_before` took in its epoch.
-    seen_before_flows: u32,
-    /// `seen_before.estimated_fpr()`, computed when it closed its epoch as `seen`
-    /// (it is only read since): each estimate walks all 96 blocks, ≈ 240 000
-    /// Cortex-M4 instructions, so the epoch end computes one, not two. An `f32`, the
-    /// report's own precision for the rate: an `f64` here moved the monitor's hot
-    /// fields and cost 27 instructions per frame on the Cortex-M4.
-    seen_before_fpr: f32,
-    new_flows: u64,
+    /// This epoch's and the last epoch's flows, and the new-flow estimate.
+    new: NewFlows,
     /// Addresses whose flows are counted and listed apart (in flash, `'static`).
     blocklist: Option<Blocklist<'static>>,
     /// The seed's HalfSipHash key, derived once (the flow's and the source's digests
@@ -349,12 +340,7 @@ impl<const N: usize> FlowMonitor<N> {
             // change on a Cortex-M4F.
             flows: Hll::new(config.seed).without_martingale(),
             sources: Hll::new(config.seed).without_martingale(),
-            seen: NewFlowFilter::new(config.seed),
-            seen_before: NewFlowFilter::new(config.seed),
-            seen_flows: 0,
-            seen_before_flows: 0,
-            seen_before_fpr: 0.0,
-            new_flows: 0,
+            new: NewFlows::new(config.seed),
             blocklist: None,
             sip: HalfSipKey::new(config.seed),
             block_sip: SipKey::new(config.seed),
@@ -639,7 +625,7 @@ impl<const N: usize> FlowMonitor<N> {
                     // Never admitted this epoch (the bitmap has no false "no"): not a
                     // candidate, without the summary's index probe — most frames of
                     // a flood of one-packet flows.
-                    known = self.seen.insert_checked_hash(h);
+                    known = self.new.observe(h);
                     let upper = self.ranked.add_hash_estimate(h, ranked);
                     let upper = if known { upper } else { upper.min(ranked) };
                     if self.top.update_unmonitored(&f.key, h, ranked, upper) {
@@ -649,9 +635,9 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                     false
                 } else if policy == EpochPolicy::Reset {
-                    let (seen, sketch, k) = (&mut self.seen, &mut self.ranked, &mut known);
+                    let (new, sketch, k) = (&mut self.new, &mut self.ranked, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
-                        *k = seen.insert_checked_hash(h);
+                        *k = new.observe(h);
                         let upper = sketch.add_hash_estimate(h, ranked);
                         if *k {
                             upper
@@ -664,7 +650,7 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                     candidate
                 } else {
-                    known = self.seen.insert_checked_hash(h);
+                    known = self.new.observe(h);
                     let upper = self.ranked.add_hash_estimate(h, ranked);
                     self.top.update_bounded(&f.key, h, ranked, upper);
                     false
@@ -673,17 +659,12 @@ impl<const N: usize> FlowMonitor<N> {
                 if !candidate {
                     self.flows.insert_hash(h);
                 }
-                if !known {
-                    self.seen_flows = self.seen_flows.saturating_add(1);
-                    if !self.seen_before.contains_hash(h) {
-                        self.new_flows = self.new_flows.saturating_add(1);
-                    }
-                }
                 // A flow already in this epoch's filter had its source counted on its
                 // first frame (the source's digest runs once per flow) — unless the
-                // filter is past its design load, where "known" is too often a false
-                // positive: then every frame counts its source.
-                if !known || self.seen_flows > NEW_FLOW_CAPACITY {
+                // filter is past its design load or sampling, where "known" is too
+                // often a false positive or unsampled: then every frame counts its
+                // source.
+                if !known || self.new.overloaded() {
                     if self.sources_sip {
                         // A blocklist holds SipHash-1-3 digests of addresses (`loxo
                         // build-filter`): with one, the source's SipHash serves both
@@ -781,7 +762,7 @@ impl<const N: usize> FlowMonitor<N> {
             return;
         };
         out.blocklist_len = u32::try_from(b.len()).unwrap_or(u32::MAX);
-        out.blocklisted_saturated = self.seen_flows > NEW_FLOW_CAPACITY;
+        out.blocklisted_saturated = self.new.overloaded();
         for e in self.top.entries() {
             if !b.matches(&e.key) {
                 continue;
@@ -808,13 +789,12 @@ impl<const N: usize> FlowMonitor<N> {
         out.errors = self.errors;
         out.distinct_flows = self.flows.estimate() as u64;
         out.distinct_sources = self.sources.estimate() as u64;
-        out.new_flows = self.new_flows;
-        // A new flow is missed if either filter reports it: 1 − (1 − p₁)(1 − p₂).
-        let (p1, p2) = (self.seen.estimated_fpr(), f64::from(self.seen_before_fpr));
-        debug_assert_eq!(p2, f64::from(self.seen_before.estimated_fpr() as f32));
-        out.new_flows_fpr = (1.0 - (1.0 - p1) * (1.0 - p2)) as f32;
-        out.new_flows_saturated =
-            self.seen_flows > NEW_FLOW_CAPACITY || self.seen_before_flows > NEW_FLOW_CAPACITY;
+        let n = self.new.figures();
+        out.new_flows = n.estimate;
+        out.new_flows_sigma = n.sigma;
+        out.new_flows_sampling = n.level;
+        out.new_flows_fpr = n.rate;
+        out.new_flows_overloaded = self.new.overloaded() || self.new.before_overloaded();
         out.theta = self.config.theta;
         out.share_of = self.config.share_of;
         out.byte_weight = self.config.byte_weight;
@@ -865,12 +845,7 @@ impl<const N: usize> FlowMonitor<N> {
         self.flows.clear();
         self.sources.clear();
         self.sources_sip = self.blocklist.is_some();
-        core::mem::swap(&mut self.seen, &mut self.seen_before);
-        self.seen.clear();
-        self.seen_before_fpr = p1 as f32;
-        self.seen_before_flows = self.seen_flows;
-        self.seen_flows = 0;
-        self.new_flows = 0;
+        self.new.end_epoch();
         self.blocklisted_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
@@ -883,12 +858,12 @@ impl<const N: usize> FlowMonitor<N> {
 }
 
 /// The word and bit of a flow digest in [`FlowMonitor`]'s bitmap of admitted
-/// candidates (`16·N` bits, indexed by the digest's low half: the candidates' index
+/// candidates (`8·N` bits, indexed by the digest's low half: the candidates' index
 /// and the new-flow filter's block take the high half).
 #[inline(always)]
-fn admitted_bit<const N: usize>(h: loxo_core::KeyHash) -> (usize, u16) {
-    let b = loxo_core::reduce(h.get() << 32, (16 * N) as u32) as usize;
-    (b / 16, 1 << (b % 16))
+fn admitted_bit<const N: usize>(h: loxo_core::KeyHash) -> (usize, u8) {
+    let b = loxo_core::reduce(h.get() << 32, (8 * N) as u32) as usize;
+    (b / 8, 1 << (b % 8))
 }
 
 /// `⌈x⌉` of a non-negative bound, saturating.

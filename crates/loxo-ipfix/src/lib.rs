@@ -87,8 +87,9 @@ pub mod flags {
     pub const OCTETS_SATURATED: u8 = 0x08;
     /// Elephant: the packet sketch saturated — no bound.
     pub const PACKETS_SATURATED: u8 = 0x10;
-    /// Epoch: more flows than the new-flow filters hold; new flows is a lower bound.
-    pub const NEW_FLOWS_SATURATED: u8 = 0x01;
+    /// Epoch: more flows than the new-flow filters' design load (or sampled); new
+    /// flows is an unbiased estimate with a wider error.
+    pub const NEW_FLOWS_OVERLOADED: u8 = 0x01;
     /// Epoch: recall 1 certified (every flow ≥ θ is listed or counted as left out).
     pub const ELEPHANTS_COMPLETE: u8 = 0x02;
     /// Epoch: θ is a share of packets (clear: of bytes).

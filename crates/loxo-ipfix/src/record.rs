@@ -413,15 +413,15 @@ pub struct EpochRecord {
     pub distinct_flows: u64,
     /// Estimated distinct sources.
     pub distinct_sources: u64,
-    /// New flows (a lower bound when `new_flows_saturated`).
+    /// New flows (an unbiased estimate; wider when `new_flows_overloaded`).
     pub new_flows: u64,
     /// Elephants that did not fit in the report: always 0 from a loxo `Report`, which
     /// has a row for every candidate of its monitor (a monitor of `N` candidates fills
     /// a `Report<N>` and accepts no θ below `1/N`). The element stays in the template,
     /// so that collectors reading it keep working.
     pub elephants_left_out: u32,
-    /// The new-flow filters were past their design load.
-    pub new_flows_saturated: bool,
+    /// The new-flow filters were past their design load (or sampled).
+    pub new_flows_overloaded: bool,
     /// Recall 1 certified for the epoch.
     pub elephants_complete: bool,
     /// The measure θ is a share of.
@@ -460,7 +460,7 @@ impl EpochRecord {
             distinct_sources: report.distinct_sources,
             new_flows: report.new_flows,
             elephants_left_out: 0,
-            new_flows_saturated: report.new_flows_saturated,
+            new_flows_overloaded: report.new_flows_overloaded,
             elephants_complete: report.elephants_complete,
             share_of: report.share_of,
             theta_num: report.theta.num(),
@@ -492,8 +492,8 @@ impl EpochRecord {
         }
         w.u32(self.elephants_left_out);
         let mut f = 0;
-        if self.new_flows_saturated {
-            f |= flags::NEW_FLOWS_SATURATED;
+        if self.new_flows_overloaded {
+            f |= flags::NEW_FLOWS_OVERLOADED;
         }
         if self.elephants_complete {
             f |= flags::ELEPHANTS_COMPLETE;
@@ -546,7 +546,7 @@ impl EpochRecord {
                     loxo::ELEPHANTS_LEFT_OUT => r.elephants_left_out = uint32(v)?,
                     loxo::EPOCH_FLAGS => {
                         let f = byte(v)?;
-                        r.new_flows_saturated = f & flags::NEW_FLOWS_SATURATED != 0;
+                        r.new_flows_overloaded = f & flags::NEW_FLOWS_OVERLOADED != 0;
                         r.elephants_complete = f & flags::ELEPHANTS_COMPLETE != 0;
                         r.share_of = if f & flags::SHARE_OF_PACKETS != 0 {
                             ShareOf::Packets
@@ -687,7 +687,7 @@ mod tests {
         rep.packets = 9;
         rep.bytes = 900;
         rep.errors[0] = 1;
-        rep.new_flows_saturated = true;
+        rep.new_flows_overloaded = true;
         rep.share_of = ShareOf::Packets;
         let r = EpochRecord::from_report(&rep, 77, 5, 6);
         let mut b = [0u8; EpochRecord::WIRE_LEN];

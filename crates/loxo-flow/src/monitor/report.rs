@@ -120,18 +120,33 @@ pub struct Report<const N: usize = DEFAULT_CANDIDATES> {
     /// filter false positives below the design load (≤ about 1 % each), and never
     /// collapses under a flood.
     pub distinct_sources: u64,
-    /// New flows: flows of this epoch not seen in this or the previous epoch
-    /// (`insert_checked` on a filter per epoch). Never over-counted; a filter false
-    /// positive makes a new flow look known. Within the filters' rate
-    /// ([`new_flows_fpr`](Self::new_flows_fpr)) while `new_flows_saturated` is false;
-    /// only a lower bound when it is true.
+    /// New flows: flows of this epoch absent from the previous epoch — an
+    /// **unbiased estimate** at every load, with standard deviation
+    /// [`new_flows_sigma`](Self::new_flows_sigma). Two blocked Bloom filters (this
+    /// epoch's, the last one's) miss a new flow with a probability their fills give;
+    /// each counted flow weighs the inverse of its chance to be counted
+    /// (Horvitz–Thompson), and past a few times the design load the filter samples
+    /// flows by hash (1 in 2^[`new_flows_sampling`](Self::new_flows_sampling)) so the
+    /// figure stays an estimate instead of collapsing (`FlowMonitor` docs: the
+    /// estimator and its error formula). Below the design load it is the filters'
+    /// count within their rate.
     pub new_flows: u64,
-    /// Estimated false-positive rate of the new-flow filters at epoch end (from their
-    /// fill): the share of new flows that may have been missed.
+    /// Standard deviation of [`new_flows`](Self::new_flows), in flows: the
+    /// Horvitz–Thompson variance estimate `√Σ w(w − 1)` over the counted flows (0 when
+    /// every new flow was certainly counted). `new_flows ± 4·sigma` holds the true
+    /// count but for about 6 epochs in 100 000.
+    pub new_flows_sigma: f32,
+    /// Sampling level of the estimate: flows were checked 1 in 2^level (0: all).
+    pub new_flows_sampling: u8,
+    /// False-positive rate of the two filters together at epoch end, `1 − (1 −
+    /// p_this)(1 − p_last)`: the chance that a new flow arriving now would be missed
+    /// (the estimate already corrects for it).
     pub new_flows_fpr: f32,
     /// True when this or the previous epoch put more than [`NEW_FLOW_CAPACITY`] flows
-    /// into its filter: `new_flows` is then a lower bound, not an estimate.
-    pub new_flows_saturated: bool,
+    /// into its filter (or sampled): the figure is then a wider estimate — see
+    /// [`new_flows_sigma`](Self::new_flows_sigma) — and distinct sources are counted
+    /// from every frame.
+    pub new_flows_overloaded: bool,
     /// The threshold the elephants were selected with.
     pub theta: Theta,
     /// The measure θ is a share of.
@@ -202,8 +217,10 @@ impl<const N: usize> Report<N> {
             distinct_flows: 0,
             distinct_sources: 0,
             new_flows: 0,
+            new_flows_sigma: 0.0,
+            new_flows_sampling: 0,
             new_flows_fpr: 0.0,
-            new_flows_saturated: false,
+            new_flows_overloaded: false,
             theta: ONE_PERCENT,
             share_of: ShareOf::Bytes,
             byte_weight: ByteWeight::Wire,
