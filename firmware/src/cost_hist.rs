@@ -7,6 +7,10 @@
 //! SysTick ticks in a linear histogram at the timer's own resolution and reports
 //! the 50th, 99th and 99.9th percentiles and the maximum.
 //!
+//! The firmware keeps one histogram per epoch (logged and folded into the run's at
+//! each epoch close, then cleared): a traffic class fed as whole epochs gets its own
+//! figures, and the per-frame path records into one histogram only.
+//!
 //! Memory: `4 · BUCKETS` bytes of counters (1 KiB) plus 16 bytes. One bucket per
 //! tick value up to `BUCKETS − 2`; the last bucket counts every frame at or above
 //! `BUCKETS − 1` ticks, whose exact cost only the maximum keeps. A percentile that
@@ -56,6 +60,24 @@ impl CostHistogram {
         self.frames = self.frames.saturating_add(1);
         self.sum = self.sum.saturating_add(u64::from(ticks));
         self.max = self.max.max(ticks);
+    }
+
+    /// Adds `other`'s frames (counters saturate).
+    pub(crate) fn merge(&mut self, other: &Self) {
+        for (c, &o) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *c = c.saturating_add(o);
+        }
+        self.frames = self.frames.saturating_add(other.frames);
+        self.sum = self.sum.saturating_add(other.sum);
+        self.max = self.max.max(other.max);
+    }
+
+    /// Forgets every frame, in place (no 1 KiB temporary on the stack).
+    pub(crate) fn clear(&mut self) {
+        self.counts.fill(0);
+        self.frames = 0;
+        self.sum = 0;
+        self.max = 0;
     }
 
     /// Frames counted.

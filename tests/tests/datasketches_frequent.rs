@@ -367,6 +367,7 @@ fn datasketches_merges_two_devices_top_k_with_bounds_that_hold() {
         malformed: 0.01,
         extensions: 0.2,
         seed: 17,
+        ..TraceConfig::default()
     };
     check("busy, smallest map", &busy, false, None, &py);
     check("busy, lg 10", &busy, false, Some(10), &py);

@@ -70,3 +70,39 @@ fn empty_and_saturating() {
     assert_eq!(h.percentile(1000), u32::MAX);
     assert_eq!(h.sum(), u64::from(u32::MAX) + 3);
 }
+
+/// The firmware keeps one histogram per epoch and folds it into the run's at each
+/// epoch close: the fold of the parts is the histogram of the whole, and a cleared
+/// histogram is an empty one.
+#[test]
+fn epochs_fold_into_the_run() {
+    let ticks = |seed: u32, n: u32| (0..n).map(move |i| (i.wrapping_mul(seed) >> 3) % 300);
+    let mut whole = CostHistogram::new();
+    let mut run = CostHistogram::new();
+    let mut epoch = CostHistogram::new();
+    for (seed, n) in [(2_654_435_761, 1000), (40_503, 17), (7, 0), (97, 5000)] {
+        for t in ticks(seed, n) {
+            whole.record(t);
+            epoch.record(t);
+        }
+        run.merge(&epoch);
+        epoch.clear();
+        assert_eq!(epoch, CostHistogram::new());
+        assert_eq!(run, whole);
+    }
+    assert!(
+        run.max() >= BUCKETS as u32 - 1,
+        "the overflow bucket is used"
+    );
+    // A merge saturates (a bucket's u32 stops at 2^32 − 1, no overflow panic; the
+    // 64-bit frame count goes on) and percentiles still answer.
+    let mut a = CostHistogram::new();
+    a.record(1);
+    let mut big = a.clone();
+    for _ in 0..40 {
+        let b = big.clone();
+        big.merge(&b);
+    }
+    assert_eq!(big.frames(), 1 << 40);
+    assert_eq!(big.percentile(1000), 1);
+}

@@ -9,7 +9,8 @@
 //! Traces: the classic trace the firmware end-to-end test replays, one with 30 %
 //! damaged frames and floods, and traces with IPv4 options, IPv6 extension chains
 //! (hop-by-hop, routing, destination options, first fragments, AH, ESP), Ethernet
-//! padding, more non-IP link layers and the damages aimed at those headers. Every
+//! padding, more non-IP link layers and the damages aimed at those headers, and a
+//! damaged trace of every traffic class (`loxo gen --class`). Every
 //! frame must parse to exactly its truth (key, length, fragment flag, or error
 //! variant), and the traces must reach every rule the comparison is meant to guard:
 //! each link layer (untagged, 802.1Q, QinQ), each IP version, TCP/UDP/ICMP/ICMPv6,
@@ -21,7 +22,9 @@
 
 use std::collections::BTreeMap;
 
-use loxo_cli::trace::{generate_with_truth, Damage, Expected, FrameTruth, Popularity, TraceConfig};
+use loxo_cli::trace::{
+    generate_with_truth, Damage, Expected, FrameTruth, Popularity, TraceConfig, TrafficClass,
+};
 use loxo_flow::{parse_frame, parse_frame_weighted, ByteWeight, FlowKey, ParseError};
 
 /// Frames of each category every traced configuration set must reach.
@@ -237,6 +240,7 @@ fn extended_traces_parse_to_their_truth() {
             malformed: 0.3,
             seed: 100 + i,
             extensions: 0.6,
+            ..TraceConfig::default()
         })
         .collect();
     let mut required = strings(&[
@@ -272,6 +276,48 @@ fn extended_traces_parse_to_their_truth() {
         required.push(format!("damage {}", d.name()));
     }
     check("extended", &cfgs, &required);
+}
+
+/// The traffic classes (`loxo gen --class`: random-source IPv4/IPv6 floods, a SYN
+/// flood, minimum-size frames, IPv6 extension chains, VLAN/QinQ, fragments), damaged:
+/// every frame parses to its truth, and each class reaches what it is made of.
+#[test]
+fn class_traces_parse_to_their_truth() {
+    let cfgs: Vec<TraceConfig> = TrafficClass::ALL
+        .into_iter()
+        .map(|class| TraceConfig {
+            packets: 30_000,
+            flows: 3_000,
+            flood: class.default_flood(),
+            malformed: 0.2,
+            seed: 200,
+            class,
+            ..TraceConfig::default()
+        })
+        .collect();
+    let mut required = strings(&[
+        "link untagged",
+        "link 802.1Q",
+        "link QinQ",
+        "not IP",
+        "flow IPv4 protocol 6",
+        "flow IPv4 protocol 17",
+        "flow IPv6 protocol 17",
+        "flow IPv6 protocol 50",
+        "flow IPv6 protocol 51",
+        "flow IPv4 non-first fragment",
+        "flow IPv6 non-first fragment",
+        "IPv6 extension 0",
+        "IPv6 extension 43",
+        "IPv6 extension 44",
+        "IPv6 extension 60",
+        "Ethernet padding",
+        "flow flood",
+    ]);
+    for d in &Damage::ALL[..5] {
+        required.push(format!("damage {}", d.name()));
+    }
+    check("classes", &cfgs, &required);
 }
 
 /// The comparison is not vacuous: a truth that is wrong in one field, for one kind

@@ -1,5 +1,9 @@
 //! `loxo gen`: write a synthetic, seeded pcap and, beside it, the generator's truth.
 //!
+//! `--class NAME` picks the traffic (`loxo_cli::trace::TrafficClass`: the classic mix,
+//! random-source IPv4/IPv6 floods, a SYN flood, minimum-size frames, IPv6 extension
+//! chains, VLAN/QinQ, fragments); `--flood` defaults to 90 % for the flood classes.
+//!
 //! The truth file (`OUT.truth.csv` for `OUT.pcap`, `loxo_cli::trace::truth_path`)
 //! has a header row and one row per frame in pcap order:
 //! `frame,len,expected,error,damage,fragment,flood,src,dst,src_port,dst_port,protocol`
@@ -19,8 +23,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use loxo_cli::trace::{
-    generate_with_truth, truth_path, write_truth_header, Popularity, TraceConfig,
+    generate_with_truth, truth_path, write_truth_header, Popularity, TraceConfig, TrafficClass,
 };
 use pcap_file::pcap::{PcapPacket, PcapWriter};
 
@@ -31,7 +36,25 @@ use pcap_file::pcap::{PcapPacket, PcapWriter};
     after_help = "Examples:
   loxo gen -o trace.pcap                   1 000 000 frames of 100 000 Zipf(1) flows, and trace.truth.csv
   loxo gen -o small.pcap -n 10000 -f 500 --seed 7
-  loxo gen -o dirty.pcap -n 100000 --malformed 0.01 --flood 0.1 --extensions 0.2"
+  loxo gen -o dirty.pcap -n 100000 --malformed 0.01 --flood 0.1 --extensions 0.2
+  loxo gen -o flood.pcap -n 16384 --class flood-v4   90 % one-packet flows from random IPv4 sources
+  loxo gen -o tags.pcap -n 16384 --class vlan-qinq   every frame 802.1Q or QinQ
+
+Traffic classes (--class):
+  mix         the classic trace (default): IPv4/IPv6 80/20, untagged/802.1Q/QinQ 87/10/3,
+              TCP/UDP/ICMP 70/25/5, 10 % of UDP frames non-first fragments
+  flood-v4    flood frames (90 % unless --flood) are one-packet UDP flows, each from a
+              different random IPv4 source and port, to 192.0.2.10:53; 64-byte frames
+  flood-v6    the same over IPv6: random 128-bit sources to [2001:db8::10]:53
+  syn-flood   flood frames (90 % unless --flood) are TCP SYNs with random source ports
+              from 4 096 sources (198.18.0.0/20) to 192.0.2.10:80
+  min-size    every frame as short as its headers allow, at least 60 bytes (64 on the
+              wire), the IP length covering the headers only (the rest is padding)
+  ipv6-ext    every flow IPv6 with 1-3 extension headers (hop-by-hop, routing,
+              destination options, fragment), 1 in 8 ending in AH, 1 in 8 in ESP
+  vlan-qinq   every flow tagged: half 802.1Q, half QinQ
+  fragments   every frame of the flows a non-first fragment (ports 0 in its key)
+The truth file is right for every class: each row keeps the key the frame was built for."
 )]
 pub(crate) struct Args {
     /// Output pcap file.
@@ -49,9 +72,10 @@ pub(crate) struct Args {
     /// Use heavy-tailed Pareto(shape) flow sizes instead of Zipf.
     #[arg(long)]
     pareto: Option<f64>,
-    /// Share (0..=1) of scan/flood packets, each with a fresh unique key.
-    #[arg(long, default_value_t = 0.0)]
-    flood: f64,
+    /// Share (0..=1) of scan/flood packets, each with a fresh unique key [default: 0.9
+    /// with a flood class (flood-v4, flood-v6, syn-flood), else 0].
+    #[arg(long)]
+    flood: Option<f64>,
     /// Share (0..=1) of malformed frames; the exact number is printed.
     #[arg(long, default_value_t = 0.0)]
     malformed: f64,
@@ -63,6 +87,15 @@ pub(crate) struct Args {
     /// padded frames, more non-IP link layers and damages aimed at those headers.
     #[arg(long, default_value_t = 0.0)]
     extensions: f64,
+    /// Traffic class: how the flood frames, or all frames, are shaped (see below).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "mix",
+        value_parser = PossibleValuesParser::new(TrafficClass::ALL.map(TrafficClass::name))
+            .try_map(|s| s.parse::<TrafficClass>())
+    )]
+    class: TrafficClass,
 }
 
 /// Most flows `--flows` takes: the generator holds a cumulative distribution of one
@@ -79,7 +112,7 @@ const MIN_PARETO_SHAPE: f64 = 0.1;
 /// (`clap` parses `NaN` and `inf` as numbers).
 fn check(a: &Args) -> anyhow::Result<Popularity> {
     for (name, v) in [
-        ("--flood", a.flood),
+        ("--flood", a.flood.unwrap_or(0.0)),
         ("--malformed", a.malformed),
         ("--extensions", a.extensions),
     ] {
@@ -117,10 +150,11 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         packets: a.packets,
         flows: a.flows,
         popularity,
-        flood: a.flood,
+        flood: a.flood.unwrap_or(a.class.default_flood()),
         malformed: a.malformed,
         seed: a.seed,
         extensions: a.extensions,
+        class: a.class,
     };
     let file =
         File::create(&a.output).with_context(|| format!("cannot create {}", a.output.display()))?;

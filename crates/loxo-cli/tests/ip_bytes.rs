@@ -23,6 +23,7 @@ fn run(theta: Theta, share_of: ShareOf, seed: u64) {
         malformed: 0.01,
         extensions: 0.5,
         seed,
+        ..TraceConfig::default()
     };
     let mut m = Box::new(FlowMonitor::new(Config {
         theta,

@@ -6,11 +6,11 @@
 //! the exact figure, every flow at θ is reported (recall 1), distinct flows and
 //! sources are within 4σ of the exact counts (σ derived at each count), epochs close
 //! on the configured packet count or on the caller's tick, and the Reset / Halve
-//! policies do what they say.
+//! policies do what they say — on traces of every traffic class (`TrafficClass`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_cli::exact::Exact;
-use loxo_cli::trace::{generate_with_truth, FrameTruth, Popularity, TraceConfig};
+use loxo_cli::trace::{generate_with_truth, FrameTruth, Popularity, TraceConfig, TrafficClass};
 use loxo_flow::{Config, EpochPolicy, FlowMonitor, Report, ShareOf, Theta, FLOWS_P, SOURCES_P};
 use loxo_tests::hll_theory::check_estimate;
 use proptest::prelude::*;
@@ -40,9 +40,11 @@ proptest! {
         extensions in prop_oneof![Just(0.0), 0.0f64..0.6],
         theta_ppm in 3_907u64..200_000,
         by_packets in any::<bool>(),
+        class in proptest::sample::select(TrafficClass::ALL.to_vec()),
     ) {
         let cfg = TraceConfig {
             packets, flows, popularity: Popularity::Zipf(alpha), flood, malformed, seed, extensions,
+            class,
         };
         let share_of = if by_packets { ShareOf::Packets } else { ShareOf::Bytes };
         let theta = Theta::new(theta_ppm, 1_000_000).unwrap();

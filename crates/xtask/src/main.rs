@@ -12,8 +12,8 @@
 //! a truncated one) QEMU gets a few seconds to finish and is then stopped: the
 //! command does not wait out its deadline. `--summary` also prints the report's
 //! `key=value` pairs one per line (`report.KEY=VALUE`) for scripts and tests. The
-//! firmware's `cost:` line (SysTick ticks × 40) counts instructions only under
-//! `--icount` (`-icount shift=0`); without it, it is left out.
+//! firmware's `cost:` and `epoch_cost:` lines (SysTick ticks × 40) count instructions
+//! only under `--icount` (`-icount shift=0`); without it, they are left out.
 //!
 //! `--blocklist` also writes a blocklist of the trace's addresses (`out/blocklist.txt`:
 //! the source of every 40th flow, the first flow's destination, and a /22 that never
@@ -694,11 +694,14 @@ fn build_firmware(
     Ok(fw_dir.join("target/thumbv7em-none-eabihf/release/loxo-firmware"))
 }
 
-/// Prints the decoded log, and with `summary` its `key=value` pairs. The `cost:` line
-/// is SysTick ticks × 40: instructions only under `-icount shift=0` (`icount`); without
-/// it the figure is host time, so it is left out.
+/// Prints the decoded log, and with `summary` its `key=value` pairs. The `cost:` and
+/// `epoch_cost:` lines are SysTick ticks × 40: instructions only under `-icount
+/// shift=0` (`icount`); without it the figure is host time, so they are left out.
 fn print_log(lines: &[String], summary: bool, icount: bool) {
-    let shown = |l: &&String| icount || !l.get(6..).unwrap_or("").starts_with("cost:");
+    let shown = |l: &&String| {
+        let msg = l.get(6..).unwrap_or("");
+        icount || !(msg.starts_with("cost:") || msg.starts_with("epoch_cost:"))
+    };
     println!("--- firmware log (defmt, decoded) ---");
     for l in lines.iter().filter(shown) {
         println!("{l}");

@@ -5,6 +5,7 @@ use loxo_core::mix64;
 use loxo_flow::FlowKey;
 
 use super::gen::unit;
+use super::TrafficClass;
 
 /// The IPv6 extension headers the generator writes and the key rules walk, as their
 /// Next Header numbers.
@@ -59,17 +60,28 @@ pub(super) struct FlowSpec {
     pub(super) dport: u16,
     /// IPv4 options or an IPv6 chain (`TraceConfig::extensions`).
     pub(super) ext: Extensions,
+    /// A TCP SYN (flags SYN), not an ACK (`TrafficClass::SynFlood`).
+    pub(super) syn: bool,
 }
 
-pub(super) fn flow_spec(seed: u64, id: u64, extensions: f64) -> FlowSpec {
+/// The spec of population flow `id`; `class` forces IPv6 with a chain
+/// ([`TrafficClass::Ipv6Ext`]) or tags ([`TrafficClass::VlanQinq`]), the other classes
+/// leave the classic flows as they are.
+pub(super) fn flow_spec(seed: u64, id: u64, extensions: f64, class: TrafficClass) -> FlowSpec {
     let a = mix64(seed ^ mix64(id.wrapping_add(1)));
     let b = mix64(a);
     let c = mix64(b);
-    let v6 = a.is_multiple_of(5); // 20 % IPv6
-    let tags = match (a >> 8) % 100 {
-        0..=9 => 1,
-        10..=12 => 2,
+    let v6 = class == TrafficClass::Ipv6Ext || a.is_multiple_of(5); // 20 % IPv6
+    let tags = match ((a >> 8) % 100, class) {
+        (x, TrafficClass::VlanQinq) => 1 + (x % 2) as u8,
+        (0..=9, _) => 1,
+        (10..=12, _) => 2,
         _ => 0,
+    };
+    let extensions = if class == TrafficClass::Ipv6Ext {
+        1.0
+    } else {
+        extensions
     };
     let proto = match (a >> 16) % 100 {
         0..=69 => 6,
@@ -145,6 +157,7 @@ pub(super) fn flow_spec(seed: u64, id: u64, extensions: f64) -> FlowSpec {
         sport,
         dport,
         ext,
+        syn: false,
     }
 }
 

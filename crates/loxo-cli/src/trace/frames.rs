@@ -48,7 +48,8 @@ pub(super) fn build(spec: &FlowSpec, shape: Shape, out: &mut Vec<u8>) -> (Layout
         };
         let ihl = 20 + opts;
         // A non-first fragment carries no transport header, but as many payload bytes
-        // (all sizes here are ≥ 64 ≥ 22 + 20 + 20: the classic frames are unchanged).
+        // (the classic sizes are ≥ 64 ≥ 22 + 20 + 20, so its frames are unchanged; a
+        // `MinSize` frame of 60 bytes grows to its headers).
         let size = shape.size.max(l3 + ihl + l4len);
         let total = if shape.padded { ihl + l4len } else { size - l3 };
         out.push(0x40 | (ihl / 4) as u8);
@@ -208,8 +209,10 @@ fn push_l4(spec: &FlowSpec, out: &mut Vec<u8>) {
             out.extend_from_slice(&spec.sport.to_be_bytes());
             out.extend_from_slice(&spec.dport.to_be_bytes());
             if p == 6 {
+                // Data offset 5 words; flags ACK, or SYN.
+                let flags = if spec.syn { 0x02 } else { 0x10 };
                 out.extend_from_slice(&[
-                    0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0xff, 0xff, 0, 0, 0, 0,
+                    0, 0, 0, 1, 0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0,
                 ]);
             } else {
                 out.extend_from_slice(&[0, 0, 0, 0]);

@@ -6,7 +6,11 @@ use loxo_core::mix64;
 use super::damage::damage;
 use super::flows::flow_spec;
 use super::frames::{build, build_not_ip, Shape};
-use super::{Damage, Expected, FrameTruth, Popularity, TraceConfig, TraceStats};
+use super::{Damage, Expected, FrameTruth, Popularity, TraceConfig, TraceStats, TrafficClass};
+
+/// The minimum Ethernet frame as captured (64 bytes on the wire, less the FCS):
+/// [`TrafficClass::MinSize`]'s size.
+const MIN_FRAME: usize = 60;
 
 pub(super) struct Rng(pub(super) u64);
 
@@ -75,28 +79,36 @@ pub fn generate_with_truth<E>(
 ) -> Result<TraceStats, E> {
     let cdf = cdf(cfg);
     let extended = cfg.extensions > 0.0;
+    let class = cfg.class;
+    let min_size = class == TrafficClass::MinSize;
     let mut r = Rng(cfg.seed);
     let mut st = TraceStats::default();
     let mut buf = Vec::with_capacity(1600);
     for n in 0..cfg.packets {
-        let size = frame_size(&mut r);
+        // Drawn for every class: the classic trace's draws stay in step.
+        let drawn = frame_size(&mut r);
+        let size = if min_size { MIN_FRAME } else { drawn };
         let u = r.unit();
         let is_flood = u < cfg.flood;
         let mut shape = Shape {
             size,
             fragment: false,
-            padded: false,
+            padded: min_size,
             long_chain: false,
         };
         let built = if r.next().is_multiple_of(1000) {
             let variant = if extended { r.next() % 4 } else { 0 };
             (build_not_ip(variant, &mut buf), None)
         } else if is_flood {
-            // Scan/flood: a unique key (flow id outside the population), minimum size.
-            let spec = flow_spec(cfg.seed ^ 0xf100d, u64::from(cfg.flows) + n, cfg.extensions);
+            // Scan/flood: a unique key (a flood class's, else a flow id outside the
+            // population), minimum size.
+            let spec = class.flood_spec(cfg.seed, n).unwrap_or_else(|| {
+                let id = u64::from(cfg.flows) + n;
+                flow_spec(cfg.seed ^ 0xf100d, id, cfg.extensions, class)
+            });
             st.flood += 1;
-            shape.size = 64;
-            shape.padded = extended;
+            shape.size = if min_size { MIN_FRAME } else { 64 };
+            shape.padded = extended || min_size;
             let (l, k) = build(&spec, shape, &mut buf);
             (l, Some((spec, k)))
         } else {
@@ -104,9 +116,10 @@ pub fn generate_with_truth<E>(
             let id = cdf
                 .partition_point(|&c| c < x)
                 .min(cdf.len().saturating_sub(1)) as u64;
-            let spec = flow_spec(cfg.seed, id, cfg.extensions);
-            shape.fragment = spec.proto == 17 && r.next().is_multiple_of(10);
-            shape.padded = extended && size == 64;
+            let spec = flow_spec(cfg.seed, id, cfg.extensions, class);
+            shape.fragment =
+                class == TrafficClass::Fragments || spec.proto == 17 && r.next().is_multiple_of(10);
+            shape.padded = min_size || extended && size == 64;
             let (l, k) = build(&spec, shape, &mut buf);
             (l, Some((spec, k)))
         };

@@ -20,12 +20,21 @@
 //! function of its [`TraceConfig`]. With `extensions = 0` (the default) the frames are
 //! byte-for-byte those of the generator before it kept a truth.
 //!
+//! A [`TrafficClass`] (`loxo gen --class`) reshapes the flood frames (random-source
+//! IPv4/IPv6 floods, a SYN flood) or every frame (minimum size, IPv6 extension
+//! chains, VLAN/QinQ tags, fragments); [`TrafficClass::Mix`], the default, is the
+//! classic trace, unchanged.
+//!
 //! The files follow a frame's life: `gen.rs` (the loop: pick a flow, a size, maybe a
-//! damage), `flows.rs` (a flow's fixed fields, from its id), `frames.rs` (the bytes,
-//! with the `Layout` record of what was written), `damage.rs` (what is done to a
-//! built frame), `truth.rs` (the oracle: a layout's expected outcome, and the
-//! [`FrameTruth`] record) and `truth_file.rs` (its CSV form, `loxo gen`'s truth file).
+//! damage), `class.rs` (the traffic classes), `flows.rs` (a flow's fixed fields, from
+//! its id), `frames.rs` (the bytes, with the `Layout` record of what was written),
+//! `damage.rs` (what is done to a built frame), `truth.rs` (the oracle: a layout's
+//! expected outcome, and the [`FrameTruth`] record) and `truth_file.rs` (its CSV form,
+//! `loxo gen`'s truth file).
 
+mod class;
+#[cfg(test)]
+mod class_tests;
 mod damage;
 mod flows;
 mod frames;
@@ -35,6 +44,7 @@ mod tests;
 mod truth;
 mod truth_file;
 
+pub use class::{TrafficClass, UnknownClass};
 pub use damage::Damage;
 pub use gen::{generate, generate_with_truth};
 pub use truth::{Expected, FrameTruth};
@@ -72,6 +82,9 @@ pub struct TraceConfig {
     /// (an IP length field cut inside the headers, an IPv6 chain past
     /// [`MAX_IPV6_EXTENSIONS`](loxo_flow::MAX_IPV6_EXTENSIONS)). 0 keeps the classic trace.
     pub extensions: f64,
+    /// The traffic class: how the flood frames, or all frames, are shaped
+    /// ([`TrafficClass::Mix`], the default, keeps the classic trace).
+    pub class: TrafficClass,
 }
 
 impl Default for TraceConfig {
@@ -84,6 +97,7 @@ impl Default for TraceConfig {
             malformed: 0.0,
             seed: 1,
             extensions: 0.0,
+            class: TrafficClass::Mix,
         }
     }
 }

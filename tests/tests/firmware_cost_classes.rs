@@ -1,0 +1,219 @@
+//! The firmware's per-frame cost on every traffic class the generator makes (issue 27
+//! items 1 and 5): in one QEMU run (`cargo xtask demo --icount`, `-icount shift=0`,
+//! so the counts are deterministic) over a capture made of one whole firmware epoch
+//! (`EPOCH_FRAMES` = 16 384 frames) of each class in turn, the firmware's
+//! `epoch_cost:` line of each epoch — the distribution of that class's frames alone,
+//! from a SysTick histogram kept on the device — must show
+//! * a mean ≤ 800 instructions per frame, and
+//! * a 99.9th percentile ≤ 1 129 instructions per frame: the line rate of 64-byte
+//!   frames (100 Mbit/s: 148 810 frames/s) on a 168 MHz Cortex-M4, one cycle per
+//!   instruction at best.
+//!
+//! Classes (`loxo gen --class`, `loxo_cli::trace::TrafficClass`): 90 % floods of
+//! one-packet flows from random IPv4 sources, the same over IPv6, a SYN flood (random
+//! source ports), minimum-size frames, IPv6 with extension headers, VLAN/QinQ,
+//! non-first fragments, and last the demo's own mix (Zipf(1) over 10 000 flows, 1 %
+//! malformed: the frames `cargo xtask demo` replays). Every class but the flood's
+//! share is the demo's population (Zipf(1), 10 000 flows, seed 7).
+//!
+//! The test also checks that each epoch is the class it was fed (the `epoch:` line's
+//! frames and IP packets are that class's, from the generator's truth) and that the
+//! run-wide `cost:` line is the epochs' figures folded together. It prints the table
+//! (class, mean, p50, p99, p99.9, max) before asserting. Runs `cargo xtask demo` in
+//! `firmware_e2e`'s target directory (shared builds) with the test provisioning.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use loxo_cli::trace::{generate_with_truth, Expected, Popularity, TraceConfig, TrafficClass};
+use loxo_tests::demo::fields;
+use pcap_file::pcap::{PcapPacket, PcapWriter};
+
+/// The firmware's `EPOCH_FRAMES`.
+const EPOCH: u64 = 16_384;
+/// Issue 27's mean budget, instructions per frame, on every class.
+const MEAN_BUDGET: u64 = 800;
+/// Issue 27's tail budget: 168 MHz / 148 810 frames/s = 1 129 cycles per frame (the
+/// device's percentiles are whole SysTick ticks of 40 instructions: 1 120 passes).
+const P999_BUDGET: u64 = 1_129;
+
+/// One class's figures from its `epoch_cost:` line.
+#[derive(Debug)]
+struct Cost {
+    mean: u64,
+    p50: u64,
+    p99: u64,
+    p999: u64,
+    max: u64,
+}
+
+#[test]
+fn per_frame_cost_of_every_traffic_class_is_within_budget() {
+    let started = Instant::now();
+    let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-cost-classes");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let pcap = tmp.join("classes.pcap");
+
+    // The capture: one epoch per class, the demo's mix last.
+    let mut classes: Vec<TrafficClass> = TrafficClass::ALL
+        .into_iter()
+        .filter(|&c| c != TrafficClass::Mix)
+        .collect();
+    classes.push(TrafficClass::Mix);
+    let expected = write_capture(&pcap, &classes);
+    let generated = started.elapsed();
+
+    let pcap_arg = pcap.to_string_lossy().into_owned();
+    let out = loxo_tests::demo::run(
+        env!("CARGO_TARGET_TMPDIR"),
+        &["--icount", "--timeout", "900", "--pcap", &pcap_arg],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: BTreeMap<&str, u64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("report."))
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
+        .collect();
+    let get = |k: &str| {
+        *report
+            .get(k)
+            .unwrap_or_else(|| panic!("{k} missing:\n{stdout}"))
+    };
+    let sent: u64 = expected.iter().map(|e| e.0).sum();
+    assert_eq!(get("final.sent"), sent);
+    assert_eq!(get("final.frames"), sent);
+    assert_eq!(get("nic.overruns"), 0);
+    assert!(get("ram.total") <= 128 * 1024, "ram {}", get("ram.total"));
+
+    let (epochs, costs) = epoch_lines(&stdout);
+    assert_eq!(epochs.len(), classes.len(), "one epoch per class");
+    assert_eq!(costs.len(), classes.len(), "one epoch_cost line per epoch");
+
+    println!("class      |  mean |   p50 |   p99 | p99.9 |   max  (instructions per frame)");
+    let mut over = Vec::new();
+    for (n, (&class, want)) in classes.iter().zip(&expected).enumerate() {
+        let n = n as u64;
+        assert_eq!(epochs[&n], *want, "epoch {n} is the {class} epoch");
+        let (frames, c) = &costs[&n];
+        assert_eq!(*frames, want.0, "{class}: every frame timed");
+        assert!(
+            c.p50 <= c.p99 && c.p99 <= c.p999 && c.p999 <= c.max && c.mean <= c.max,
+            "{class}: {c:?}"
+        );
+        println!(
+            "{:<10} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5}",
+            class.name(),
+            c.mean,
+            c.p50,
+            c.p99,
+            c.p999,
+            c.max
+        );
+        if c.mean > MEAN_BUDGET || c.p999 > P999_BUDGET {
+            over.push(format!(
+                "{class}: mean {} (budget {MEAN_BUDGET}), p99.9 {} (budget {P999_BUDGET})",
+                c.mean, c.p999
+            ));
+        }
+    }
+    // The run-wide `cost:` line is the epochs folded together: the largest maximum,
+    // and the frame-weighted mean (each figure rounded down, hence the 1-instruction
+    // slack).
+    let max = costs.values().map(|(_, c)| c.max).max().unwrap();
+    assert_eq!(get("cost.insns_per_frame_max"), max);
+    let weighted: u64 = costs.values().map(|(f, c)| f * c.mean).sum();
+    let mean = get("cost.insns_per_frame_mean");
+    assert!(
+        (weighted / sent..=weighted / sent + 1).contains(&mean),
+        "run mean {mean}, epochs' {}",
+        weighted / sent
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut demo = stderr.lines().filter(|l| l.starts_with("xtask: replay"));
+    println!(
+        "trace generated in {:.1}s; {}; whole test {:.1}s; ram {} B",
+        generated.as_secs_f64(),
+        demo.next_back().unwrap_or("(no xtask summary)"),
+        started.elapsed().as_secs_f64(),
+        get("ram.total")
+    );
+    assert!(over.is_empty(), "over budget:\n{}", over.join("\n"));
+}
+
+/// Writes one firmware epoch of each class in turn to `pcap`; returns, per class, the
+/// frames the firmware gets and the IP packets among them. The demo's sub-14-byte
+/// runts, which `loxo replay` cannot send, are left out: they shorten only the last
+/// epoch (the mix, last).
+fn write_capture(pcap: &Path, classes: &[TrafficClass]) -> Vec<(u64, u64)> {
+    let mut w = PcapWriter::new(BufWriter::new(File::create(pcap).unwrap())).unwrap();
+    let mut expected = Vec::new();
+    let mut i = 0u64;
+    for &class in classes {
+        let cfg = TraceConfig {
+            packets: EPOCH,
+            flows: 10_000,
+            popularity: Popularity::Zipf(1.0),
+            flood: class.default_flood(),
+            malformed: if class == TrafficClass::Mix {
+                0.01
+            } else {
+                0.0
+            },
+            seed: 7,
+            class,
+            ..TraceConfig::default()
+        };
+        let (mut frames, mut packets) = (0, 0);
+        generate_with_truth(&cfg, |f, t| {
+            if !(14..=2048).contains(&f.len()) {
+                return Ok(());
+            }
+            i += 1;
+            frames += 1;
+            packets += u64::from(t.expected == Expected::Flow);
+            let len = f.len() as u32;
+            w.write_packet(&PcapPacket::new(Duration::from_micros(i), len, f))
+                .map(|_| ())
+        })
+        .unwrap();
+        assert!(class == TrafficClass::Mix || frames == EPOCH, "{class}");
+        expected.push((frames, packets));
+    }
+    expected
+}
+
+/// Per epoch number: the `epoch:` line's frames and IP packets, and the `epoch_cost:`
+/// line's frames and figures.
+#[allow(clippy::type_complexity)]
+fn epoch_lines(stdout: &str) -> (BTreeMap<u64, (u64, u64)>, BTreeMap<u64, (u64, Cost)>) {
+    let mut epochs = BTreeMap::new();
+    let mut costs = BTreeMap::new();
+    for line in stdout.lines().filter(|l| !l.starts_with("report.")) {
+        let num = |f: &BTreeMap<&str, &str>, k: &str| -> u64 { f[k].parse().unwrap() };
+        if let Some(f) = fields(line, "epoch: ") {
+            epochs.insert(num(&f, "n"), (num(&f, "frames"), num(&f, "packets")));
+        } else if let Some(f) = fields(line, "epoch_cost: ") {
+            let c = Cost {
+                mean: num(&f, "insns_per_frame_mean"),
+                p50: num(&f, "insns_per_frame_p50"),
+                p99: num(&f, "insns_per_frame_p99"),
+                p999: num(&f, "insns_per_frame_p999"),
+                max: num(&f, "insns_per_frame_max"),
+            };
+            costs.insert(num(&f, "n"), (num(&f, "frames"), c));
+        }
+    }
+    (epochs, costs)
+}
