@@ -282,6 +282,9 @@ const COLLECT_IDLE_SECS: u64 = 30;
 /// `loxo collect`, receiving the firmware's sketch datagrams into `dir`.
 struct Collect {
     child: Guard,
+    /// Closed by `finish`: the collector then stops once 100 ms pass without a
+    /// datagram (`--stop-on-eof`), instead of waiting out its idle timeout.
+    stdin: Option<std::process::ChildStdin>,
     stdout: std::thread::JoinHandle<String>,
 }
 
@@ -296,11 +299,13 @@ impl Collect {
             // `-icount` on a loaded 2-core machine an epoch took up to 18 s, and a 2 s
             // idle stop collected only the first epoch.
             .args(["--timeout", &COLLECT_IDLE_SECS.to_string()])
-            .args(["--devices", "1", "--top", "3"])
+            .args(["--devices", "1", "--top", "3", "--stop-on-eof"])
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .context("starting loxo collect")?;
+        let stdin = child.stdin.take();
         let mut out = child.stdout.take().context("loxo collect stdout")?;
         let stdout = std::thread::spawn(move || {
             let mut s = String::new();
@@ -309,13 +314,17 @@ impl Collect {
         });
         Ok(Self {
             child: Guard(child, "loxo collect"),
+            stdin,
             stdout,
         })
     }
 
-    /// Waits (≤ [`COLLECT_IDLE_SECS`] + 10 s) for it to stop; whether it succeeded,
-    /// and what it printed.
+    /// Tells it the device is done (closes its input: it stops after 100 ms without
+    /// a datagram), waits (≤ [`COLLECT_IDLE_SECS`] + 10 s) for it to stop; whether it
+    /// succeeded, and what it printed. Called after the firmware's run ended, so every
+    /// datagram it sent is on its way.
     fn finish(mut self) -> Option<(bool, String)> {
+        drop(self.stdin.take());
         let status = self
             .child
             .wait(Instant::now() + Duration::from_secs(COLLECT_IDLE_SECS + 10));

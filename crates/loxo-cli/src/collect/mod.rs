@@ -111,7 +111,9 @@ use std::io;
 use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use loxo_cms::SpaceSaving;
@@ -190,6 +192,11 @@ pub struct Args {
     /// (default: wait for ever).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// Also stop once standard input reaches its end and no datagram came for 100 ms
+    /// (a supervisor that knows its devices are done closes the pipe instead of
+    /// waiting out `--timeout`).
+    #[arg(long)]
+    pub stop_on_eof: bool,
     /// Fleet top flows printed per epoch.
     #[arg(long, value_name = "K", default_value_t = 10)]
     pub top: usize,
@@ -197,6 +204,17 @@ pub struct Args {
     /// default: the first one received.
     #[arg(long, value_name = "HEX")]
     pub seed_fingerprint: Option<String>,
+}
+
+/// A flag set once standard input reaches its end (read by a thread of its own).
+fn stdin_eof() -> Arc<AtomicBool> {
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&done);
+    std::thread::spawn(move || {
+        let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
+        flag.store(true, Ordering::Release);
+    });
+    done
 }
 
 /// Runs `loxo collect`.
@@ -234,13 +252,24 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         redis: redis.as_mut(),
         top: a.top,
     };
+    // With --stop-on-eof the socket wakes up every 100 ms to look at stdin; the idle
+    // timeout is then counted here.
+    let eof = a.stop_on_eof.then(stdin_eof);
+    let poll = Duration::from_millis(100);
+    if eof.is_some() {
+        socket.set_read_timeout(Some(poll))?;
+    }
+    let mut last = Instant::now();
     loop {
         match socket.recv_from(&mut buf) {
             Ok((n, _)) => {
                 if first {
                     first = false;
-                    socket.set_read_timeout(timeout)?;
+                    if eof.is_none() {
+                        socket.set_read_timeout(timeout)?;
+                    }
                 }
+                last = Instant::now();
                 c.push(&buf[..n]);
             }
             Err(e)
@@ -249,6 +278,15 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
+                if let Some(done) = &eof {
+                    if done.load(Ordering::Acquire) {
+                        eprintln!("loxo collect: end of input and 100 ms without a datagram, stopping");
+                        break;
+                    }
+                    if first || timeout.is_none_or(|t| last.elapsed() < t) {
+                        continue;
+                    }
+                }
                 eprintln!(
                     "loxo collect: no datagram for {} s, stopping",
                     a.timeout.unwrap_or_default()
