@@ -424,7 +424,11 @@ mod tests {
     fn entries(frame: &[u8], entry: usize) -> Vec<u32> {
         let f = Frame::parse(frame).unwrap_or_else(|e| panic!("{e}"));
         assert_ne!(f.header().flags & FLAG_SPARSE, 0, "a sparse frame");
-        let skip = if f.header().flags & FLAG_MARTINGALE == 0 { 0 } else { 8 };
+        let skip = if f.header().flags & FLAG_MARTINGALE == 0 {
+            0
+        } else {
+            8
+        };
         let p = &f.payload()[skip..];
         let n = u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize;
         assert_eq!(p.len(), 4 + n * entry);
@@ -462,7 +466,9 @@ mod tests {
                 .collect();
             assert_eq!(entries(&buf[..len], 3), want, "hll14, {n} keys");
             if n <= 200 {
-                let len = small.encode_into(&mut buf).unwrap_or_else(|e| panic!("{e}"));
+                let len = small
+                    .encode_into(&mut buf)
+                    .unwrap_or_else(|e| panic!("{e}"));
                 let want: Vec<u32> = small
                     .registers()
                     .enumerate()
