@@ -208,7 +208,6 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     );
     assert_eq!(fifo, 10_560 / 64, "the RX data FIFO in 64-byte frames");
     assert_eq!(backlog, lag / 1_129 + 1);
-    assert!(lag >= window.saturating_sub(1_129 * 2) / 2, "{lag} {window}");
     // NOT YET MET (issue 27): `backlog <= fifo` and `window < (fifo - 1) * 1_129`. On
     // this trace the model's backlog peaks at 176 of 165 (lag 198 k: the atomic close
     // is 188 k, the flows-encode slice 199 k); the assertion goes in with the fix.
