@@ -41,6 +41,9 @@ static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
 static mut CMS: loxo_flow::OtherSketch = loxo_flow::OtherSketch::new(Seed::new(1, 2));
 static mut CMS2: loxo_flow::RankedSketch = loxo_flow::RankedSketch::new(Seed::new(1, 2));
 static mut MON: crate::Monitor = crate::Monitor::with_candidates(crate::CONFIG);
+/// Snapshot targets, as the firmware's epoch end copies them.
+static mut SNAP_FLOWS: Hll<{ loxo_flow::FLOWS_P }> = Hll::new(Seed::new(1, 2));
+static mut SNAP_TOP: SpaceSaving<FlowKey, { crate::CANDIDATES }> = SpaceSaving::new();
 /// The Theta sketch beside HLL/ULL at about 4 KiB (`Hll<12>` 3 KiB, `Ull<12>` 4 KiB,
 /// `ThetaSketch<512>` 4 KiB) and larger.
 static mut HLL12: Hll<12> = Hll::new(Seed::new(1, 2));
@@ -468,11 +471,38 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     once(ticks, "epoch end: flows hll14 estimate", || {
         black_box(mon.flows().estimate());
     });
+    once(ticks, "epoch end: new-flow filter estimated_fpr", || {
+        black_box(bloom.estimated_fpr());
+    });
     once(ticks, "epoch end: flows hll14 encode", || {
         black_box(mon.flows().encode_into(buf).ok());
     });
     once(ticks, "epoch end: candidates encode", || {
         black_box(mon.top().encode_into::<38>(&seed, buf).ok());
+    });
+    once(ticks, "epoch end: flows hll14 clone (snapshot)", || {
+        // SAFETY: only this function touches the snapshot statics in a costs build.
+        let snap = unsafe { &mut *core::ptr::addr_of_mut!(SNAP_FLOWS) };
+        snap.clone_from(mon.flows());
+        black_box(snap);
+    });
+    once(ticks, "epoch end: candidates clone (snapshot)", || {
+        // SAFETY: as above.
+        let snap = unsafe { &mut *core::ptr::addr_of_mut!(SNAP_TOP) };
+        snap.clone_from(mon.top());
+        black_box(snap);
+    });
+    once(ticks, "epoch end: hll14 clear", || {
+        flows.clear();
+        black_box(&flows);
+    });
+    once(ticks, "epoch end: new-flow filter clear", || {
+        bloom.clear();
+        black_box(&bloom);
+    });
+    once(ticks, "epoch end: cms 1024x3 clear", || {
+        cms.clear();
+        black_box(&cms);
     });
     once(
         ticks,

@@ -13,6 +13,8 @@ mod board;
 mod cost_hist;
 #[cfg(feature = "costs")]
 mod costs;
+mod epoch_end;
+mod linerate;
 mod net;
 /// The device seed and control key, provisioned at build time (`build.rs`).
 mod provisioning {
@@ -28,6 +30,8 @@ use loxo_flow::{ByteWeight, Config, EpochPolicy, FlowMonitor, ParseError, Report
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
+use epoch_end::{Closing, Export, Io};
+use linerate::LineRate;
 use loxo_control::{Control, Guard};
 use net::{Net, NetBuffers, NetStorage};
 use provisioning::{CONTROL_KEY, DEVICE_SEED, DEVICE_SEED_SOURCE, OBSERVATION_DOMAIN};
@@ -219,6 +223,8 @@ fn main() -> ! {
         guard: Guard::default(),
     };
     let mut totals = Totals::default();
+    let mut closing = Closing::take();
+    let mut model = LineRate::default();
     let mut host_seen = false;
     let mut idle: u32 = 0;
     let ready = Control {
@@ -229,11 +235,11 @@ fn main() -> ! {
     };
     link.send(&mut nic, ready);
     loop {
+        model.mark(ticks.now());
         let received = receive(&mut nic, buf);
         let Some(len) = received else {
-            if net.busy() {
-                net.pump(&mut nic, &ticks);
-            }
+            // Idle: nothing is sent from here, so the work per frame, and the arrival
+            // model, do not depend on when the host's frames come.
             if !host_seen {
                 idle += 1;
                 if idle == READY_EVERY {
@@ -243,6 +249,7 @@ fn main() -> ! {
             }
             continue;
         };
+        model.frame(len);
         host_seen = true;
         let frame = &buf[..len.min(FRAME_BUF_LEN)];
         // A frame of the control EtherType is obeyed only with a valid tag under
@@ -268,15 +275,17 @@ fn main() -> ! {
                 Some(c) if c.op == loxo_control::OP_END => {
                     totals.control += 1;
                     // The last, partial epoch, its export sent before the verdict.
-                    export.close(
-                        monitor,
-                        report,
-                        &mut net,
-                        (&mut nic, &link, &ticks),
-                        &mut totals,
-                        &mut led,
-                    );
+                    let mut io = Io {
+                        nic: &mut nic,
+                        net: &mut net,
+                        link: &link,
+                        ticks: &ticks,
+                    };
+                    closing.close(monitor, report, &mut export, &mut io, &mut totals, &mut led);
+                    closing.finish(report, &mut export, &mut io, &mut totals);
                     flush(&mut nic, &mut net, &ticks, buf);
+                    closing.log_costs();
+                    log_line_rate(&model);
                     finish(&mut nic, &link, &totals, monitor, &net, c.value)
                 }
                 _ => {}
@@ -296,25 +305,40 @@ fn main() -> ! {
         totals.epoch_cost.record(dt);
         totals.frames += 1;
         totals.bytes += len as u64;
-        if net.busy() && totals.frames % 64 == 0 {
-            net.pump(&mut nic, &ticks);
-        }
+        let mut io = Io {
+            nic: &mut nic,
+            net: &mut net,
+            link: &link,
+            ticks: &ticks,
+        };
         if epoch_over {
-            let t0 = ticks.now();
-            nic.update_drop_counter();
-            export.close(
-                monitor,
-                report,
-                &mut net,
-                (&mut nic, &link, &ticks),
-                &mut totals,
-                &mut led,
-            );
-            let dt = Ticks::elapsed(t0, ticks.now());
-            totals.epoch_end_ticks_sum += u64::from(dt);
-            totals.epoch_end_ticks_max = totals.epoch_end_ticks_max.max(dt);
+            // What must see the closed epoch before the next frame: snapshots, report.
+            closing.close(monitor, report, &mut export, &mut io, &mut totals, &mut led);
+        } else if model.lag_now(ticks.now()) <= SLICE_LAG {
+            // The rest of the export, a slice at a time while the FIFO is nearly empty.
+            closing.slice(report, &mut export, &mut io, &mut totals);
         }
     }
+}
+
+/// How far behind line rate (arrival model) the firmware may be when a slice of the
+/// epoch-end export starts: at most one minimum-size frame waiting, so a slice of `S`
+/// instructions leaves at most `2 + S / 1 129` frames in the FIFO (`linerate`).
+const SLICE_LAG: u64 = linerate::PERIOD;
+
+/// Logs the arrival model's result: the most frames the RX FIFO would have held at
+/// line rate, against what it holds.
+fn log_line_rate(model: &LineRate) {
+    let (frames, lag_max, at, backlog_max) = model.summary();
+    defmt::info!(
+        "linerate: frames={=u64} period_insns={=u64} lag_max_insns={=u64} lag_max_at={=u64} backlog_max={=u64} fifo_frames={=u64}",
+        frames,
+        linerate::PERIOD,
+        lag_max,
+        at,
+        backlog_max,
+        linerate::FIFO_FRAMES
+    );
 }
 
 /// `calibrate` feature: checks `INSNS_PER_TICK` under `-icount shift=0`.
@@ -410,110 +434,6 @@ impl Link {
     }
 }
 
-/// Sends the closing epoch's distinct-flow sketch (`frame`: `Hll<14>`, loxo wire
-/// format) to `loxo replay` in SKETCH frames, for fleet-wide merging (`loxo merge`,
-/// `loxo export`) without an IP network.
-fn ship_sketch(nic: &mut Lan9118<Mmio>, link: &Link, frame: &[u8], epoch: u32) {
-    let n = frame.len();
-    let mut offset = 0;
-    for chunk in frame.chunks(loxo_control::SKETCH_CHUNK) {
-        let (f, len) = loxo_control::build_sketch(
-            MAC,
-            epoch,
-            offset as u32,
-            n as u32,
-            chunk,
-            &CONTROL_KEY,
-            link.nonce,
-        );
-        transmit(nic, &f[..len]);
-        offset += chunk.len();
-    }
-}
-
-/// The export's state across epochs: the IPFIX exporter and the observation clock.
-struct Export {
-    ipfix: loxo_ipfix::Exporter,
-    /// Milliseconds since 1970 at boot.
-    boot_ms: u64,
-    /// Start of the running epoch's observation.
-    start_ms: u64,
-}
-
-impl Export {
-    /// Closes the epoch: encodes its sketches (distinct flows, top-k candidates) before
-    /// the monitor clears them, ships the flows sketch as SKETCH frames, reports, then
-    /// sends the elephants as IPFIX and queues the sketches as UDP datagrams.
-    fn close(
-        &mut self,
-        monitor: &mut Monitor,
-        report: &mut EpochReport,
-        net: &mut Net,
-        (nic, link, ticks): (&mut Lan9118<Mmio>, &Link, &Ticks),
-        totals: &mut Totals,
-        led: &mut Led,
-    ) {
-        let epoch = totals.epochs;
-        let buf = net.sketches_mut();
-        let flows = monitor.flows().encode_into(buf).unwrap_or(0);
-        let topk = buf
-            .get_mut(flows..)
-            .and_then(|b| monitor.top().encode_into::<38>(&SEED, b).ok())
-            .unwrap_or(0);
-        if flows == 0 || topk == 0 {
-            defmt::warn!("sketches of epoch {=u32} do not fit their buffer", epoch);
-        }
-        if let Some(frame) = net.sketches_mut().get(..flows) {
-            ship_sketch(nic, link, frame, epoch);
-        }
-        defmt::info!(
-            "sketch: epoch={=u32} bytes={=usize} estimate={=u64} topk_bytes={=usize}",
-            epoch,
-            flows,
-            (monitor.flows().estimate() + 0.5) as u64,
-            topk
-        );
-        close_epoch(monitor, report, totals, led);
-        let end_ms = self.boot_ms + net.now_ms(ticks);
-        let times = loxo_ipfix::Times {
-            export_time: (end_ms / 1000) as u32,
-            start_ms: self.start_ms,
-            end_ms,
-        };
-        self.start_ms = end_ms;
-        let mut msg = [0u8; 1472];
-        let (mut messages, mut bytes) = (0u32, 0usize);
-        match self.ipfix.messages(report, times) {
-            Ok(mut m) => loop {
-                match m.next_into(&mut msg) {
-                    Ok(Some(n)) => {
-                        if let Some(b) = msg.get(..n) {
-                            net.send_ipfix(nic, ticks, b);
-                            messages += 1;
-                            bytes += n;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        defmt::warn!("ipfix: {}", e);
-                        break;
-                    }
-                }
-            },
-            Err(e) => defmt::warn!("ipfix: {}", e),
-        }
-        defmt::info!(
-            "export: epoch={=u32} ipfix_messages={=u32} ipfix_bytes={=usize} sequence={=u32}",
-            epoch,
-            messages,
-            bytes,
-            self.ipfix.sequence_number()
-        );
-        net.queue_sketches(epoch, flows, topk);
-        net.pump(nic, ticks);
-    }
-}
-
 /// After the last epoch: keeps the IP stack running (ARP answers, queued datagrams)
 /// until the export is out or 5 s have passed.
 fn flush(nic: &mut Lan9118<Mmio>, net: &mut Net, ticks: &Ticks, buf: &mut [u8; FRAME_BUF_LEN]) {
@@ -533,9 +453,13 @@ fn flush(nic: &mut Lan9118<Mmio>, net: &mut Net, ticks: &Ticks, buf: &mut [u8; F
     }
 }
 
-/// Closes the monitor's epoch: fills the report, logs it, drives the LED.
-fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: &mut Led) {
+/// Closes the monitor's epoch: fills the report, counts it, drives the LED (the
+/// atomic part of the epoch end; [`log_epoch`] logs it later, in a slice).
+fn end_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: &mut Led) {
     monitor.end_epoch(r);
+    // The closing epoch's per-frame cost, logged now: the next frame is the next
+    // epoch's (one log line, a few thousand instructions of the atomic close).
+    epoch_cost(&mut t.epoch_cost, r.epoch);
     t.epochs += 1;
     let malformed: u64 = r.errors.iter().sum();
     t.monitor_frames += r.frames;
@@ -545,6 +469,11 @@ fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: 
     } else {
         led.set_high()
     };
+}
+
+/// Logs the closed epoch's report and whether the close lit the LED.
+fn log_epoch(r: &EpochReport, led_lit: bool) {
+    let malformed: u64 = r.errors.iter().sum();
     defmt::info!(
         "epoch: n={=u32} frames={=u64} packets={=u64} bytes={=u64} fragments={=u64} not_ip={=u64} malformed={=u64} distinct_flows={=u64} distinct_sources={=u64} new_flows={=u64} new_flows_sigma={=f32} new_flows_sampling={=u8} new_flows_overloaded={=bool} new_flows_fpr_ppm={=u32} elephants={=usize} elephants_complete={=bool} led={=bool}",
         r.epoch,
@@ -563,7 +492,7 @@ fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: 
         (r.new_flows_fpr * 1e6) as u32,
         r.elephants.len(),
         r.elephants_complete,
-        led.is_lit()
+        led_lit
     );
     for (rank, e) in r.elephants.iter().enumerate() {
         defmt::info!(
@@ -613,7 +542,6 @@ fn close_epoch(monitor: &mut Monitor, r: &mut EpochReport, t: &mut Totals, led: 
             );
         }
     }
-    epoch_cost(&mut t.epoch_cost, r.epoch);
 }
 
 /// Logs the closing epoch's per-frame cost (a traffic class fed as whole epochs gets

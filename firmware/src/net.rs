@@ -252,7 +252,8 @@ impl Net {
         // The socket is send-only: drop anything sent to it.
         let s = self.sockets.get_mut::<udp::Socket>(self.udp);
         while s.recv().is_ok() {}
-        self.pump(phy.nic, ticks);
+        // Datagrams already in the socket went out with the poll above (an ARP reply
+        // releases them); new ones are started by the export's slices (`pump_one`).
     }
 
     /// Whether an export is still being sent (queued datagrams, or bytes in the socket).
@@ -307,8 +308,19 @@ impl Net {
 
     /// Sends the next sketch datagrams while the socket has room; polls the interface.
     pub(crate) fn pump(&mut self, nic: &mut Lan9118<Mmio>, ticks: &Ticks) {
+        self.pump_at_most(nic, ticks, usize::MAX);
+    }
+
+    /// Sends the next sketch datagram if the socket has room; polls the interface: a
+    /// bounded slice of the epoch-end export (`epoch_end`).
+    pub(crate) fn pump_one(&mut self, nic: &mut Lan9118<Mmio>, ticks: &Ticks) {
+        self.pump_at_most(nic, ticks, 1);
+    }
+
+    fn pump_at_most(&mut self, nic: &mut Lan9118<Mmio>, ticks: &Ticks, most: usize) {
         let mut buf = [0u8; DATAGRAM_MAX];
-        while self.queue.pending() {
+        let mut sent = 0;
+        while self.queue.pending() && sent < most {
             let queue = &self.queue;
             let flows_n = Queue::datagrams_of(queue.flows);
             let (stream, frame, index) = if queue.sent < flows_n {
@@ -339,6 +351,7 @@ impl Net {
             }
             self.queue.sent += 1;
             self.queue.datagrams += 1;
+            sent += 1;
         }
         self.poll(nic, ticks);
     }

@@ -425,19 +425,34 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
 
     /// Writes the heap: `u32` count, then per slot in heap order the key (`L`
     /// bytes), count (`u64`), error (`u64`) and hash tag (`u32`).
+    ///
+    /// The slots are written in place, each into its own `L + 20`-byte piece of the
+    /// frame (no bounds-checked append per field): at the epoch end of the sample
+    /// firmware, 128 flow keys of 38 bytes cost a Cortex-M4 a fraction of the
+    /// field-by-field writes, with the same bytes (golden `space_saving.bin`).
     pub(crate) fn encode<const L: usize>(&self, enc: &mut loxo_core::wire::Encoder<'_>)
     where
         K: crate::WireKey<L>,
     {
-        enc.put_u32(self.slots.len() as u32);
-        for (&count, &id) in self.counts.iter().zip(&self.ids).take(self.slots.len()) {
-            if let Some(s) = self.slots.get(id as usize) {
-                enc.put(&s.key.to_wire());
-                enc.put_u64(count);
-                enc.put_u64(s.error);
-                enc.put_u32(s.tag);
+        let n = self.slots.len();
+        enc.put_u32(n as u32);
+        enc.put_with(n * (L + 20), |dst| {
+            let entries = self.counts.iter().zip(&self.ids);
+            for (piece, (&count, &id)) in dst.chunks_exact_mut(L + 20).zip(entries) {
+                let Some(s) = self.slots.get(id as usize) else {
+                    // A heap position without its slot: no working heap has one.
+                    piece.fill(0);
+                    continue;
+                };
+                let (key, fields) = piece.split_at_mut(L);
+                key.copy_from_slice(&s.key.to_wire());
+                let (c, fields) = fields.split_at_mut(8);
+                let (e, tag) = fields.split_at_mut(8);
+                c.copy_from_slice(&count.to_le_bytes());
+                e.copy_from_slice(&s.error.to_le_bytes());
+                tag.copy_from_slice(&s.tag.to_le_bytes());
             }
-        }
+        });
     }
 
     /// Validates an encoded heap (all of `bytes`): at most `N` slots, decodable

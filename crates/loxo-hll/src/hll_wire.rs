@@ -59,10 +59,6 @@ where
         Self::M - self.hist[0] as usize
     }
 
-    fn values(&self) -> impl Iterator<Item = u8> + '_ {
-        self.registers()
-    }
-
     fn dense_bytes(&self) -> &[u8] {
         self.registers.as_ref()
     }
@@ -237,10 +233,6 @@ where
 
     fn non_zero(&self) -> usize {
         self.inner.non_zero()
-    }
-
-    fn values(&self) -> impl Iterator<Item = u8> + '_ {
-        self.inner.registers()
     }
 
     fn dense_bytes(&self) -> &[u8] {

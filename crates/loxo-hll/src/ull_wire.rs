@@ -66,10 +66,6 @@ where
         self.registers().iter().filter(|&&r| r != 0).count()
     }
 
-    fn values(&self) -> impl Iterator<Item = u8> + '_ {
-        self.registers().iter().copied()
-    }
-
     fn dense_bytes(&self) -> &[u8] {
         self.registers()
     }

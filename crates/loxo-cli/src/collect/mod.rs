@@ -280,7 +280,9 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
             {
                 if let Some(done) = &eof {
                     if done.load(Ordering::Acquire) {
-                        eprintln!("loxo collect: end of input and 100 ms without a datagram, stopping");
+                        eprintln!(
+                            "loxo collect: end of input and 100 ms without a datagram, stopping"
+                        );
                         break;
                     }
                     if first || timeout.is_none_or(|t| last.elapsed() < t) {

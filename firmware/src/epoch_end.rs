@@ -1,0 +1,432 @@
+//! The epoch end, spread over the frames that follow it.
+//!
+//! Closing an epoch used to take about 1.07 M instructions in one go (report, the
+//! sketches' encodings, SKETCH frames, IPFIX), during which the firmware read no
+//! frame: at line rate ~950 frames would arrive meanwhile, and the LAN9118's RX FIFO
+//! holds 165 (`linerate`). Now only what must see the closed epoch's state before the
+//! next frame changes it runs at once ([`Closing::close`], the *atomic* part): copy
+//! the two sketches the export encodes (the distinct-flow `Hll<14>` and the top-k
+//! `SpaceSaving`) into snapshots and close the monitor (`end_epoch`: report, clear).
+//! The rest are *slices*, each a bounded piece of work run between two frames
+//! ([`Closing::slice`]) when the arrival model says the FIFO is nearly empty: log the
+//! report, encode each sketch from its snapshot, ship one SKETCH frame, send the
+//! IPFIX messages, queue the sketch datagrams (sent one per slice by
+//! `Net::pump_one`).
+//!
+//! The snapshots are what keeps the closed epoch intact while the next epoch's frames
+//! are fed: 12 584 + 8 976 bytes of `.bss` (64-bit host sizes; `ram:` in the log has
+//! the device's total). The report is not touched until the next close, and an export
+//! still in progress then (never at 16 384 frames per epoch: it takes a few thousand)
+//! is finished first, in one go.
+
+use loxo_cms::SpaceSaving;
+use loxo_flow::FlowKey;
+use loxo_hll::Hll;
+use loxo_lan9118::{Lan9118, Mmio};
+
+use crate::board::{Led, Ticks};
+use crate::net::Net;
+use crate::{EpochReport, Link, Monitor, Totals, CANDIDATES, SEED};
+
+/// The closed epoch's distinct-flow sketch, copied out of the monitor at the close.
+static mut SNAP_FLOWS: Hll<{ loxo_flow::FLOWS_P }> = Hll::new(SEED);
+/// The closed epoch's top-k candidates, likewise.
+static mut SNAP_TOP: SpaceSaving<FlowKey, CANDIDATES> = SpaceSaving::new();
+
+/// What the NIC side of a slice needs.
+pub(crate) struct Io<'a> {
+    pub(crate) nic: &'a mut Lan9118<Mmio>,
+    pub(crate) net: &'a mut Net,
+    pub(crate) link: &'a Link,
+    pub(crate) ticks: &'a Ticks,
+}
+
+/// The export's state across epochs: the IPFIX exporter and the observation clock.
+pub(crate) struct Export {
+    pub(crate) ipfix: loxo_ipfix::Exporter,
+    /// Milliseconds since 1970 at boot.
+    pub(crate) boot_ms: u64,
+    /// Start of the running epoch's observation.
+    pub(crate) start_ms: u64,
+}
+
+/// The export's steps after the atomic close, in order. Each is one slice, except
+/// `Ship` (one SKETCH frame per slice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Nothing pending.
+    Idle,
+    /// Log the report (`epoch:`, `elephant:`, `blocklisted:`, `malformed:` lines).
+    Log,
+    /// Encode the distinct-flow snapshot into the sketch buffer.
+    EncodeFlows,
+    /// Send the next 1 KiB SKETCH frame of the distinct-flow sketch.
+    Ship,
+    /// Encode the top-k snapshot after it.
+    EncodeTopK,
+    /// Log the `sketch:` line (the snapshot's estimate).
+    LogSketch,
+    /// Build and send the IPFIX messages, log the `export:` line.
+    Ipfix,
+    /// Hand the two sketch frames to the datagram queue.
+    Queue,
+}
+
+impl Step {
+    const ALL: [Self; 8] = [
+        Self::Idle,
+        Self::Log,
+        Self::EncodeFlows,
+        Self::Ship,
+        Self::EncodeTopK,
+        Self::LogSketch,
+        Self::Ipfix,
+        Self::Queue,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Idle => "pump",
+            Self::Log => "log",
+            Self::EncodeFlows => "encode_flows",
+            Self::Ship => "ship_sketch_frame",
+            Self::EncodeTopK => "encode_topk",
+            Self::LogSketch => "log_sketch",
+            Self::Ipfix => "ipfix",
+            Self::Queue => "queue",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Ticks the epoch end took: the atomic part and the slices (per step; the `Idle`
+/// entry counts the datagram pumps), per epoch and over the run.
+#[derive(Debug, Default)]
+struct Costs {
+    atomic_max: u32,
+    step_max: [u32; Step::ALL.len()],
+    step_count: [u32; Step::ALL.len()],
+    /// This epoch's export so far (atomic part, slices, its datagram pumps).
+    epoch_ticks: u64,
+    /// Frames read between a close and the end of its export: most over the run.
+    spread_max: u64,
+}
+
+/// The epoch end in progress.
+pub(crate) struct Closing {
+    step: Step,
+    epoch: u32,
+    times: loxo_ipfix::Times,
+    /// Lengths of the encoded sketches in the sketch buffer, and the SKETCH offset.
+    flows: usize,
+    topk: usize,
+    shipped: usize,
+    /// Frame count (`Totals::frames`) at the close.
+    closed_at: u64,
+    /// Whether the close lit the LED (read back from its register).
+    led_lit: bool,
+    snap_flows: &'static mut Hll<{ loxo_flow::FLOWS_P }>,
+    snap_top: &'static mut SpaceSaving<FlowKey, CANDIDATES>,
+    costs: Costs,
+}
+
+impl Closing {
+    /// Takes the snapshots' statics: call once.
+    pub(crate) fn take() -> Self {
+        // SAFETY: `take` runs once (from `main`), so these are the only references.
+        let (snap_flows, snap_top) = unsafe {
+            (
+                &mut *core::ptr::addr_of_mut!(SNAP_FLOWS),
+                &mut *core::ptr::addr_of_mut!(SNAP_TOP),
+            )
+        };
+        Self {
+            step: Step::Idle,
+            epoch: 0,
+            times: loxo_ipfix::Times {
+                export_time: 0,
+                start_ms: 0,
+                end_ms: 0,
+            },
+            flows: 0,
+            topk: 0,
+            shipped: 0,
+            closed_at: 0,
+            led_lit: false,
+            snap_flows,
+            snap_top,
+            costs: Costs::default(),
+        }
+    }
+
+    /// The atomic part, at the frame that ended the epoch: snapshots, the monitor's
+    /// `end_epoch` (report and clear), totals and LED, the observation times. An
+    /// export still in progress is finished first.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn close(
+        &mut self,
+        monitor: &mut Monitor,
+        report: &mut EpochReport,
+        export: &mut Export,
+        io: &mut Io<'_>,
+        totals: &mut Totals,
+        led: &mut Led,
+    ) {
+        if self.step != Step::Idle {
+            defmt::warn!(
+                "export of epoch {=u32} not finished when the next epoch closed: finishing it now",
+                self.epoch
+            );
+            self.finish(report, export, io, totals);
+        }
+        let t0 = io.ticks.now();
+        snapshot(self.snap_flows, monitor.flows());
+        snapshot(self.snap_top, monitor.top());
+        io.nic.update_drop_counter();
+        self.epoch = totals.epochs;
+        crate::end_epoch(monitor, report, totals, led);
+        self.led_lit = led.is_lit();
+        let end_ms = export.boot_ms + io.net.now_ms(io.ticks);
+        self.times = loxo_ipfix::Times {
+            export_time: (end_ms / 1000) as u32,
+            start_ms: export.start_ms,
+            end_ms,
+        };
+        export.start_ms = end_ms;
+        self.closed_at = u64::from(totals.frames);
+        self.step = Step::Log;
+        let dt = Ticks::elapsed(t0, io.ticks.now());
+        self.costs.atomic_max = self.costs.atomic_max.max(dt);
+        self.costs.epoch_ticks = u64::from(dt);
+    }
+
+    /// Runs one slice of the pending export: the next step, or one sketch datagram
+    /// once the steps are done. Returns whether there was anything to do.
+    pub(crate) fn slice(
+        &mut self,
+        report: &EpochReport,
+        export: &mut Export,
+        io: &mut Io<'_>,
+        totals: &mut Totals,
+    ) -> bool {
+        let t0 = io.ticks.now();
+        let step = self.step;
+        if step == Step::Idle {
+            if !io.net.busy() {
+                return false;
+            }
+            io.net.pump_one(io.nic, io.ticks);
+        } else {
+            self.run(step, report, export, io);
+        }
+        let dt = Ticks::elapsed(t0, io.ticks.now());
+        let c = &mut self.costs;
+        if let (Some(m), Some(n)) = (
+            c.step_max.get_mut(step.index()),
+            c.step_count.get_mut(step.index()),
+        ) {
+            *m = (*m).max(dt);
+            *n += 1;
+        }
+        c.epoch_ticks += u64::from(dt);
+        if self.step == Step::Idle && !io.net.busy() {
+            // This epoch's export is out: its total, and the frames it spread over.
+            totals.epoch_end_ticks_sum += c.epoch_ticks;
+            totals.epoch_end_ticks_max = totals
+                .epoch_end_ticks_max
+                .max(c.epoch_ticks.min(u64::from(u32::MAX)) as u32);
+            c.epoch_ticks = 0;
+            c.spread_max = c
+                .spread_max
+                .max(u64::from(totals.frames).saturating_sub(self.closed_at));
+        }
+        true
+    }
+
+    /// Runs every remaining step now (before the next close, or after END).
+    pub(crate) fn finish(
+        &mut self,
+        report: &EpochReport,
+        export: &mut Export,
+        io: &mut Io<'_>,
+        totals: &mut Totals,
+    ) {
+        while self.step != Step::Idle {
+            self.slice(report, export, io, totals);
+        }
+    }
+
+    /// One step; advances to the next.
+    fn run(&mut self, step: Step, report: &EpochReport, export: &mut Export, io: &mut Io<'_>) {
+        let epoch = self.epoch;
+        self.step = match step {
+            Step::Idle => Step::Idle,
+            Step::Log => {
+                crate::log_epoch(report, self.led_lit);
+                Step::EncodeFlows
+            }
+            Step::EncodeFlows => {
+                self.flows = self
+                    .snap_flows
+                    .encode_into(io.net.sketches_mut())
+                    .unwrap_or(0);
+                self.shipped = 0;
+                if self.flows == 0 {
+                    Step::EncodeTopK
+                } else {
+                    Step::Ship
+                }
+            }
+            Step::Ship => {
+                let frame = io.net.sketches_mut().get(..self.flows).unwrap_or(&[]);
+                self.shipped = ship_chunk(io.nic, io.link, frame, epoch, self.shipped);
+                if self.shipped < self.flows {
+                    Step::Ship
+                } else {
+                    Step::EncodeTopK
+                }
+            }
+            Step::EncodeTopK => {
+                let snap = &*self.snap_top;
+                self.topk = io
+                    .net
+                    .sketches_mut()
+                    .get_mut(self.flows..)
+                    .and_then(|b| snap.encode_into::<38>(&SEED, b).ok())
+                    .unwrap_or(0);
+                if self.flows == 0 || self.topk == 0 {
+                    defmt::warn!("sketches of epoch {=u32} do not fit their buffer", epoch);
+                }
+                Step::LogSketch
+            }
+            Step::LogSketch => {
+                defmt::info!(
+                    "sketch: epoch={=u32} bytes={=usize} estimate={=u64} topk_bytes={=usize}",
+                    epoch,
+                    self.flows,
+                    (self.snap_flows.estimate() + 0.5) as u64,
+                    self.topk
+                );
+                Step::Ipfix
+            }
+            Step::Ipfix => {
+                send_ipfix(export, report, self.times, epoch, io);
+                Step::Queue
+            }
+            Step::Queue => {
+                io.net.queue_sketches(epoch, self.flows, self.topk);
+                Step::Idle
+            }
+        };
+    }
+
+    /// Logs what the epoch ends cost (instructions: ticks × 40 under `-icount`).
+    pub(crate) fn log_costs(&self) {
+        let insns = |t: u32| t * crate::board::INSNS_PER_TICK;
+        let c = &self.costs;
+        let slice_max = c.step_max.iter().copied().max().unwrap_or(0);
+        defmt::info!(
+            "epoch_end: atomic_insns_max={=u32} slice_insns_max={=u32} window_insns_max={=u32} spread_frames_max={=u64}",
+            insns(c.atomic_max),
+            insns(slice_max),
+            insns(c.atomic_max.max(slice_max)),
+            c.spread_max
+        );
+        for s in Step::ALL {
+            let i = s.index();
+            let (Some(&m), Some(&n)) = (c.step_max.get(i), c.step_count.get(i)) else {
+                continue;
+            };
+            if n > 0 {
+                defmt::info!(
+                    "epoch_end_step: step={=str} slices={=u32} insns_max={=u32}",
+                    s.name(),
+                    n,
+                    insns(m)
+                );
+            }
+        }
+    }
+}
+
+/// Copies `src` into `dst` in place: `dst.clone_from(src)` builds the clone on the
+/// stack first (12.6 KiB for the `Hll<14>`, more than the stack has left under the
+/// 128 KiB budget), this copies word by word into the static.
+fn snapshot<T: Clone>(dst: &mut T, src: &T) {
+    // SAFETY: `dst` and `src` are valid, aligned and distinct (`&mut` and `&`). The
+    // two types copied here, `Hll<14>` and `SpaceSaving<FlowKey, N>`, are plain data:
+    // arrays, integers, floats, a seed and a `heapless::Vec` of `Copy` slots (inline
+    // storage, no pointer into itself, no element with drop glue), so the bitwise
+    // copy is a valid value equal to `src.clone()`, and overwriting `dst` without
+    // dropping it leaks nothing.
+    unsafe { core::ptr::copy_nonoverlapping(src, dst, 1) };
+}
+
+/// Sends the SKETCH frame of `frame` (the closing epoch's distinct-flow sketch,
+/// `Hll<14>`, loxo wire format) at `offset` to `loxo replay`, for fleet-wide merging
+/// (`loxo merge`, `loxo export`) without an IP network; returns the next offset.
+fn ship_chunk(
+    nic: &mut Lan9118<Mmio>,
+    link: &Link,
+    frame: &[u8],
+    epoch: u32,
+    offset: usize,
+) -> usize {
+    let n = frame.len();
+    let end = (offset + loxo_control::SKETCH_CHUNK).min(n);
+    let Some(chunk) = frame.get(offset..end) else {
+        return n;
+    };
+    let (f, len) = loxo_control::build_sketch(
+        crate::MAC,
+        epoch,
+        offset as u32,
+        n as u32,
+        chunk,
+        &crate::provisioning::CONTROL_KEY,
+        link.nonce,
+    );
+    crate::transmit(nic, f.get(..len).unwrap_or(&[]));
+    end
+}
+
+/// Sends the report's elephants as IPFIX messages (one UDP datagram each).
+fn send_ipfix(
+    export: &mut Export,
+    report: &EpochReport,
+    times: loxo_ipfix::Times,
+    epoch: u32,
+    io: &mut Io<'_>,
+) {
+    let mut msg = [0u8; 1472];
+    let (mut messages, mut bytes) = (0u32, 0usize);
+    match export.ipfix.messages(report, times) {
+        Ok(mut m) => loop {
+            match m.next_into(&mut msg) {
+                Ok(Some(n)) => {
+                    if let Some(b) = msg.get(..n) {
+                        io.net.send_ipfix(io.nic, io.ticks, b);
+                        messages += 1;
+                        bytes += n;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    defmt::warn!("ipfix: {}", e);
+                    break;
+                }
+            }
+        },
+        Err(e) => defmt::warn!("ipfix: {}", e),
+    }
+    defmt::info!(
+        "export: epoch={=u32} ipfix_messages={=u32} ipfix_bytes={=usize} sequence={=u32}",
+        epoch,
+        messages,
+        bytes,
+        export.ipfix.sequence_number()
+    );
+}
