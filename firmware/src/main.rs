@@ -300,7 +300,7 @@ fn main() -> ! {
             continue;
         }
         let t0 = ticks.now();
-        let epoch_over = monitor.feed_configured(frame, &CONFIG);
+        let epoch_over = feed(monitor, frame);
         let dt = Ticks::elapsed(t0, ticks.now());
         totals.epoch_cost.record(dt);
         totals.frames += 1;
@@ -319,6 +319,15 @@ fn main() -> ! {
             closing.slice(report, &mut export, &mut io, &mut totals);
         }
     }
+}
+
+/// Counts one frame: the monitor's per-frame path in a function of its own, so that
+/// its registers are allocated for it alone — inlined into `main`'s loop, its cost
+/// moved with whatever else the loop held (the epoch end's slices added 40
+/// instructions per frame to an unchanged monitor).
+#[inline(never)]
+fn feed(monitor: &mut Monitor, frame: &[u8]) -> bool {
+    monitor.feed_configured(frame, &CONFIG)
 }
 
 /// How far behind line rate (arrival model) the firmware may be when a slice of the
