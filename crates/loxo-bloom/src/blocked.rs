@@ -530,7 +530,7 @@ fn window_products<const K: u32>(x: &[u32; BLOCK_WORDS], s: usize) -> u64 {
     let mut i = len;
     while i > 0 {
         i -= 1;
-        let last = (i + 1) % k == 0 || i + 1 == len;
+        let last = (i + 1).is_multiple_of(k) || i + 1 == len;
         suf[i] = if last {
             y[i]
         } else {

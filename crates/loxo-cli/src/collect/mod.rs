@@ -312,6 +312,11 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     }
     c.finish();
     out.flush(&mut c);
+    summary(&c)
+}
+
+/// Prints the datagram and error counts; success when no error was counted.
+fn summary(c: &Collector) -> anyhow::Result<ExitCode> {
     let (datagrams, discarded) = c.datagrams();
     let errors = c.error_count();
     let mut line = format!(
