@@ -6,7 +6,7 @@
 
 use core::hint::black_box;
 
-use loxo_bloom::{BinaryFuse16, BinaryFuse8, BlockedBloom};
+use loxo_bloom::{BinaryFuse16, BinaryFuse8, BlockedBloom, RegisterBloom};
 use loxo_cms::{HeavyGuardian, HeavyKeeper, SpaceSaving, TieredTopK, TopK};
 use loxo_core::{KeyHash, Seed};
 use loxo_flow::{parse_frame, FlowKey, Parsed};
@@ -38,6 +38,8 @@ static mut TT8K: TieredTopK<48, 278, 4200, u64> = TieredTopK::with_filler(1, 0);
 static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2)).without_martingale();
 static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
+/// The monitor's new-flow filter's geometry (`loxo_flow::NewFlowFilter`).
+static mut REGISTER: RegisterBloom<768, 5> = RegisterBloom::new(Seed::new(1, 2));
 static mut CMS: loxo_flow::OtherSketch = loxo_flow::OtherSketch::new(Seed::new(1, 2));
 static mut CMS2: loxo_flow::RankedSketch = loxo_flow::RankedSketch::new(Seed::new(1, 2));
 static mut MON: crate::Monitor = crate::Monitor::with_candidates(crate::CONFIG);
@@ -424,6 +426,14 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     });
     measure(ticks, "bloom contains", kh, |h| {
         black_box(bloom.contains_hash(h));
+    });
+    // SAFETY: as above: called once, nothing else touches this static.
+    let register = unsafe { &mut *core::ptr::addr_of_mut!(REGISTER) };
+    measure(ticks, "register bloom<768,5> insert_checked", kh, |h| {
+        black_box(register.insert_checked_hash(h));
+    });
+    measure(ticks, "register bloom<768,5> contains", kh, |h| {
+        black_box(register.contains_hash(h));
     });
     // A blocklist in flash: the golden binary fuse filters ([`FUSE8`], [`FUSE16`]),
     // viewed in place. The Cortex-M4 has no data cache, so the count does not depend

@@ -6,7 +6,7 @@
 //! * `blocklisted: flows=` lies within the filters' stated errors of the exact number
 //!   of flows with a listed endpoint (≤ exact + the blocklist's false positives, ≤
 //!   2·2⁻⁸ per other flow, + 4σ; ≥ exact − the new-flow filters' misses, at most
-//!   the blocked-Bloom theory's rate at the true flow count, − 4σ), and is not
+//!   the register-Bloom theory's rate at the true flow count, − 4σ), and is not
 //!   flagged saturated (the demo stays below the filter's design load);
 //! * every `blocklisted_flow:` line is a flow of that epoch whose exact IP bytes lie
 //!   in its bounds, and the heaviest truly blocklisted flow of each full epoch is
@@ -140,10 +140,9 @@ fn firmware_counts_and_lists_blocklisted_flows() {
         let outside = flows - truly;
         let fp = outside * p + 4.0 * (outside * p * (1.0 - p)).sqrt() + 1.0;
         // Misses: the new-flow filter's false-positive rate at the epoch's true flow
-        // count (blocked-Bloom theory, not the firmware's `new_flows_fpr_ppm`).
-        let q = loxo_tests::bloom_theory::blocked_fpr(
-            loxo_flow::NEW_FLOW_BLOCKS as u64,
-            512,
+        // count (register-Bloom theory, not the firmware's `new_flows_fpr_ppm`).
+        let q = loxo_tests::bloom_theory::register_fpr(
+            loxo_flow::NEW_FLOW_WORDS as u64,
             loxo_flow::NEW_FLOW_K,
             ex.flows.len() as u64,
         );

@@ -9,7 +9,7 @@
 //!   non-IP frames and malformed frames the generator made, and the distinct flows
 //!   and sources within 4σ of the exact counts (σ derived at each count), new flows
 //!   never above the truth and, below the filters' design load, not flagged and not
-//!   under the truth by more than the blocked-Bloom theory's rate (+4σ).
+//!   under the truth by more than the register-Bloom theory's rate (+4σ).
 //!
 //! The exact figures are the generator's truth, not a parse: the trace is `loxo gen
 //! --packets 100000 --flows 10000 --zipf 1.0 --malformed 0.01 --seed 7` (what `cargo
@@ -32,9 +32,9 @@ use std::time::{Duration, Instant};
 
 use loxo_cli::trace::Expected;
 use loxo_flow::{
-    FlowKey, Theta, FLOWS_P, NEW_FLOW_BLOCKS, NEW_FLOW_CAPACITY, NEW_FLOW_K, SOURCES_P,
+    FlowKey, Theta, FLOWS_P, NEW_FLOW_CAPACITY, NEW_FLOW_K, NEW_FLOW_WORDS, SOURCES_P,
 };
-use loxo_tests::bloom_theory::blocked_fpr;
+use loxo_tests::bloom_theory::register_fpr;
 use loxo_tests::demo::{demo_truth, exact_epochs, fields, flow_key};
 use loxo_tests::hll_theory::check_estimate;
 
@@ -284,7 +284,7 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         // weighed 1/(1 − p)). Below the filters' design load (`NEW_FLOW_CAPACITY`, both
         // epochs) the report must not be flagged and the error is within 4σ, σ² =
         // n·p/(1 − p) with p = 1 − (1 − fpr(|current|))(1 − fpr(|previous|)) from the
-        // blocked-Bloom theory at the true flow counts (`loxo_tests::bloom_theory`, not
+        // register-Bloom theory at the true flow counts (`loxo_tests::bloom_theory`, not
         // the firmware's own figures). Past the design load the report must say so,
         // and the error is within 4 of the σ it states (`new_flows_sigma`).
         let current: HashSet<FlowKey> = ex.flows.keys().copied().collect();
@@ -294,7 +294,7 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         let cap = NEW_FLOW_CAPACITY as usize;
         let overloaded = e["new_flows_overloaded"] == "true";
         if current.len() <= cap && previous.len() <= cap {
-            let fpr = |n: usize| blocked_fpr(NEW_FLOW_BLOCKS as u64, 512, NEW_FLOW_K, n as u64);
+            let fpr = |n: usize| register_fpr(NEW_FLOW_WORDS as u64, NEW_FLOW_K, n as u64);
             let p = 1.0 - (1.0 - fpr(current.len())) * (1.0 - fpr(previous.len()));
             let sigma = (truly_new * p / (1.0 - p)).sqrt();
             assert!(

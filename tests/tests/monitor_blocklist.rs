@@ -89,11 +89,10 @@ fn check(name: &str, m: &mut FlowMonitor, e: &Epoch, set: &HashSet<[u8; 4]>) -> 
     if !saturated {
         // Misses: a blocklisted flow whose first frame the new-flow filter took for
         // known; its rate is at most the filter's false-positive rate at the epoch's
-        // end, from the blocked-Bloom theory at the true flow count (not the
+        // end, from the register-Bloom theory at the true flow count (not the
         // report's own `new_flows_fpr`).
-        let q = loxo_tests::bloom_theory::blocked_fpr(
-            loxo_flow::NEW_FLOW_BLOCKS as u64,
-            512,
+        let q = loxo_tests::bloom_theory::register_fpr(
+            loxo_flow::NEW_FLOW_WORDS as u64,
             loxo_flow::NEW_FLOW_K,
             counts.len() as u64,
         );

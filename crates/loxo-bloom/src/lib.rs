@@ -82,7 +82,7 @@ pub use fuse::FuseBuild;
 pub use fuse::{
     BuildError, FuseLayout, FUSE_ARITY, MAX_FUSE_ATTEMPTS, MAX_FUSE_KEYS, MAX_SEGMENT_LENGTH,
 };
-pub use register::RegisterBloom;
+pub use register::{RegisterBloom, WordFill};
 pub use sizing::{
     blocked_blocks, blocked_k, bloom_bits, bloom_fpr, bloom_k, bloom_words, cuckoo_buckets, ln,
     optimal_k, register_k, register_words,

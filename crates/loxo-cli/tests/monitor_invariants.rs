@@ -138,8 +138,8 @@ fn packet_count_epochs_close_and_restart() {
         // and ~1 200 sources in m = 1 024 (t ≈ 1.2: σ = 2.5 %, not 3.25 %).
         // Band: |ê − n(1 + b)| ≤ 4σ·n. Sources are hashed on each flow's first frame
         // as the new-flow filter sees it; a source is missed only if every flow of it
-        // was a filter false positive, at ~1 200 of the filter's 5 000 design load
-        // (rate < 10⁻⁴): a bias far below σ.
+        // was a filter false positive, at ~1 200 of the filter's 4 000 design load
+        // (rate ≈ 3·10⁻⁴): a bias far below σ.
         let sources = e.sources() as u64;
         for (what, est, n, p) in [
             ("flows", r.distinct_flows, e.flows.len() as u64, FLOWS_P),
@@ -248,7 +248,7 @@ fn reset_forgets_and_halve_ages() {
 /// New flows per epoch: flows not seen in the previous epoch. The monitor's figure
 /// is a Horvitz–Thompson estimate: each new flow is counted with probability
 /// `1 − p`, `p ≤ 1 − (1 − fpr(|current|))(1 − fpr(|previous|))` (the filters' false
-/// positives, fpr from the blocked-Bloom theory at the true flow counts,
+/// positives, fpr from the register-Bloom theory at the true flow counts,
 /// `loxo_tests::bloom_theory`, not the report's own figures), and weighed `1/(1 − p)`,
 /// so it lies within 4σ of the truth with `σ² = n·p/(1 − p)` — and the report's own
 /// `new_flows_sigma` states about that σ.
@@ -256,13 +256,14 @@ fn reset_forgets_and_halve_ages() {
 fn new_flows_per_epoch() {
     use std::collections::HashSet;
 
-    use loxo_tests::bloom_theory::blocked_fpr;
-    // Three epochs of 20 000 frames over a shifting population of 3 000 flows.
+    use loxo_tests::bloom_theory::register_fpr;
+    // Three epochs of 20 000 frames over a shifting population of 2 800 flows (plus
+    // 5 % one-packet flows: ≈ 3 800 in all, under the filters' 4 000 design load).
     let epochs: Vec<Vec<(Vec<u8>, FrameTruth)>> = (0..3)
         .map(|i| {
             frames(&TraceConfig {
                 packets: 20_000,
-                flows: 3_000,
+                flows: 2_800,
                 popularity: Popularity::Zipf(0.7),
                 // Epoch 2 repeats epoch 1's population (seed): few new flows.
                 seed: [11, 12, 12][i],
@@ -292,9 +293,8 @@ fn new_flows_per_epoch() {
         );
         // Both loads are under the design load, so the report must not be flagged.
         let fpr = |n: usize| {
-            blocked_fpr(
-                loxo_flow::NEW_FLOW_BLOCKS as u64,
-                512,
+            register_fpr(
+                loxo_flow::NEW_FLOW_WORDS as u64,
                 loxo_flow::NEW_FLOW_K,
                 n as u64,
             )

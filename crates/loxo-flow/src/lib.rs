@@ -39,7 +39,7 @@ pub use key::{protocol_name, FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
     Bounds, Config, ConfigError, Elephant, EpochPolicy, Fed, FlowMonitor, NewFlowFilter,
     OtherSketch, RankedSketch, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED,
-    NEW_FLOW_BLOCKS, NEW_FLOW_CAPACITY, NEW_FLOW_K, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
+    NEW_FLOW_CAPACITY, NEW_FLOW_K, NEW_FLOW_WORDS, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
 };
 pub use parse::{
     parse_frame, parse_frame_captured, parse_frame_captured_weighted, parse_frame_weighted,

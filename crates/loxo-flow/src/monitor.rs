@@ -3,7 +3,7 @@
 //! `report`; this module holds the monitor's state and its per-frame and end-of-epoch
 //! steps.
 
-use loxo_bloom::BlockedBloom;
+use loxo_bloom::RegisterBloom;
 use loxo_cms::{CmsCu, SpaceSaving, TopK};
 use loxo_core::{HalfSipKey, SipKey};
 use loxo_hll::Hll;
@@ -66,21 +66,23 @@ pub const FLOWS_P: u8 = 14;
 /// error 1.04/√1024 ≈ 3.3 %.
 pub const SOURCES_P: u8 = 10;
 
-/// 512-bit blocks of each new-flow filter: 96 blocks = 6 KiB = 49 152 bits.
-pub const NEW_FLOW_BLOCKS: usize = 96;
+/// 64-bit words of each new-flow filter: 768 words = 6 KiB = 49 152 bits.
+pub const NEW_FLOW_WORDS: usize = 768;
 
-/// Probes of the new-flow filters (optimal for 9.6 bits per flow).
-pub const NEW_FLOW_K: u32 = 7;
+/// Bits per flow of the new-flow filters, all in one word (optimal for a register-
+/// blocked filter at 10–12 bits per flow).
+pub const NEW_FLOW_K: u32 = 5;
 
-/// Design load of a new-flow filter: 5 000 flows per epoch (9.8 bits per flow; the
-/// filter's exact theory gives a false-positive rate of 1.06 % there, pinned by a
+/// Design load of a new-flow filter: 4 000 flows per epoch (12.3 bits per flow; the
+/// filter's exact theory gives a false-positive rate of 0.96 % there, pinned by a
 /// test). Past it, [`Report::new_flows_overloaded`] is set, distinct sources are
 /// counted from every frame instead of first frames, and the new-flow count becomes a
 /// wider estimate (its σ in [`Report::new_flows_sigma`]).
-pub const NEW_FLOW_CAPACITY: u32 = 5_000;
+pub const NEW_FLOW_CAPACITY: u32 = 4_000;
 
-/// The new-flow filter: a cache-line blocked Bloom filter (one cache line per frame).
-pub type NewFlowFilter = BlockedBloom<NEW_FLOW_BLOCKS, NEW_FLOW_K>;
+/// The new-flow filter: a register-blocked Bloom filter (one 64-bit word per flow:
+/// one load and a mask compare per frame).
+pub type NewFlowFilter = RegisterBloom<NEW_FLOW_WORDS, NEW_FLOW_K>;
 
 /// What [`FlowMonitor::feed_burst`] did with a burst.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,10 +145,9 @@ const ETHERTYPE_AT: usize = 12;
 /// # Memory and cost
 ///
 /// `N·71 + 8` (candidates and their map of admitted digests) + 8 KiB + 12 KiB
-/// (sketches) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + 192 (their blocks' bit
-/// counts) + about 700 bytes; the default
-/// is reported by [`FlowMonitor::memory_bytes`]: 65 472 bytes ≤ 64 KiB (pinned by a
-/// test), 56 384 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
+/// (sketches) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 550 bytes; the default
+/// is reported by [`FlowMonitor::memory_bytes`]: 65 120 bytes ≤ 64 KiB (pinned by a
+/// test), 56 032 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
 /// Per frame: one parse, one HalfSipHash-1-3 of the 13/37-byte key (from a
 /// precomputed [`HalfSipKey`]: 32-bit rounds, see its docs for the seed's secrecy),
 /// a 2-row and a 3-row Count-Min update, and a bit of the map of digests admitted
@@ -154,11 +155,12 @@ const ETHERTYPE_AT: usize = 12;
 /// Space-Saving probe (a candidate's frame stops there); for a frame of a flow that
 /// is not a candidate (every frame with `Halve`) also the gate (the 2-row sketch's
 /// estimate; the Space-Saving probe only when the flow passes it), a heap sift or an
-/// eviction when the order breaks, one HLL insert and one blocked-Bloom
-/// `insert_checked`; on a flow's first frame of the epoch (every frame once the
-/// filter is past its design load or sampling) also a Bloom `contains`, the new-flow
-/// weight (two block-rate updates and a division) and the source's digest + HLL insert (and with a blocklist the destination's digest and one or two filter
-/// lookups). At epoch end
+/// eviction when the order breaks, one HLL insert and one register-blocked Bloom
+/// insert (one word: a load and a mask compare); on a flow's first frame of the
+/// epoch (every frame once the filter is past its design load or sampling) also a
+/// register-Bloom `contains`, the new-flow weight (two popcounts, two table loads
+/// and a division) and the source's digest + HLL insert (and with a blocklist the
+/// destination's digest and one or two filter lookups). At epoch end
 /// one digest per flow whose count reaches θ.
 ///
 /// ```

@@ -122,7 +122,7 @@ pub struct Report<const N: usize = DEFAULT_CANDIDATES> {
     pub distinct_sources: u64,
     /// New flows: flows of this epoch absent from the previous epoch — an
     /// **unbiased estimate** at every load, with standard deviation
-    /// [`new_flows_sigma`](Self::new_flows_sigma). Two blocked Bloom filters (this
+    /// [`new_flows_sigma`](Self::new_flows_sigma). Two register-blocked Bloom filters (this
     /// epoch's, the last one's) miss a new flow with a probability their fills give;
     /// each counted flow weighs the inverse of its chance to be counted
     /// (Horvitz–Thompson), and past a few times the design load the filter samples
