@@ -137,7 +137,7 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
     /// monitored" only costs a probe.
     ///
     /// ```
-    /// use loxo_cms::SpaceSaving;
+    /// use loxo_cms::{SpaceSaving, TopK};
     /// use loxo_core::Seed;
     /// let seed = Seed::new(1, 2);
     /// let mut ss = SpaceSaving::<u32, 1>::new();
