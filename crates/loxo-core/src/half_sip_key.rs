@@ -62,6 +62,34 @@ const fn sip13_u64(seed: Seed, m: u64) -> u64 {
     v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 
+/// Absorbs one message word: `C` rounds.
+#[inline(always)]
+fn absorb<const C: usize>(v: &mut [u32; 4], m: u32) {
+    v[3] ^= m;
+    for _ in 0..C {
+        round(v);
+    }
+    v[0] ^= m;
+}
+
+/// Absorbs the last word `b` (the tail and the length byte) and finalizes both
+/// output words: `C + 2·D` rounds.
+#[inline(always)]
+fn finish<const C: usize, const D: usize>(mut v: [u32; 4], b: u32) -> u64 {
+    absorb::<C>(&mut v, b);
+    v[2] ^= 0xee;
+    for _ in 0..D {
+        round(&mut v);
+    }
+    let lo = v[1] ^ v[3];
+    v[1] ^= 0xdd;
+    for _ in 0..D {
+        round(&mut v);
+    }
+    let hi = v[1] ^ v[3];
+    u64::from(lo) | u64::from(hi) << 32
+}
+
 /// HalfSipHash-`C`-`D` with a 64-bit output from the initial state `v` (`v1` not yet
 /// tweaked): `words` (each little-endian), then the low `tail_len` (≤ 3) bytes of
 /// `tail`.
@@ -74,31 +102,14 @@ fn hash64<const C: usize, const D: usize, const N: usize>(
 ) -> u64 {
     v[1] ^= 0xee;
     for m in words {
-        v[3] ^= m;
-        for _ in 0..C {
-            round(&mut v);
-        }
-        v[0] ^= m;
+        absorb::<C>(&mut v, m);
     }
     let tail_len = tail_len.min(3);
     let len = (N as u32).wrapping_mul(4).wrapping_add(u32::from(tail_len));
-    let b = (len << 24) | (tail & ((1u32 << (8 * u32::from(tail_len))) - 1));
-    v[3] ^= b;
-    for _ in 0..C {
-        round(&mut v);
-    }
-    v[0] ^= b;
-    v[2] ^= 0xee;
-    for _ in 0..D {
-        round(&mut v);
-    }
-    let lo = v[1] ^ v[3];
-    v[1] ^= 0xdd;
-    for _ in 0..D {
-        round(&mut v);
-    }
-    let hi = v[1] ^ v[3];
-    u64::from(lo) | u64::from(hi) << 32
+    finish::<C, D>(
+        v,
+        (len << 24) | (tail & ((1u32 << (8 * u32::from(tail_len))) - 1)),
+    )
 }
 
 /// A keyed digest for the per-packet path: HalfSipHash-1-3 (Aumasson & Bernstein's
@@ -193,11 +204,8 @@ impl HalfSipKey {
 }
 
 /// HalfSipHash-`C`-`D`-64 of any byte string.
-fn hash_bytes<const C: usize, const D: usize>(v: [u32; 4], bytes: &[u8]) -> u64 {
-    // The whole words through a running state, then the tail: `hash64` with N = 0
-    // appends the length of the tail alone, so the length byte is fixed up here.
-    let mut state = v;
-    state[1] ^= 0xee;
+fn hash_bytes<const C: usize, const D: usize>(mut v: [u32; 4], bytes: &[u8]) -> u64 {
+    v[1] ^= 0xee;
     let chunks = bytes.chunks_exact(4);
     let rest = chunks.remainder();
     for c in chunks {
@@ -205,33 +213,13 @@ fn hash_bytes<const C: usize, const D: usize>(v: [u32; 4], bytes: &[u8]) -> u64 
             [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
             _ => 0,
         };
-        state[3] ^= m;
-        for _ in 0..C {
-            round(&mut state);
-        }
-        state[0] ^= m;
+        absorb::<C>(&mut v, m);
     }
     let mut t = [0u8; 4];
     for (d, s) in t.iter_mut().zip(rest) {
         *d = *s;
     }
-    let b = ((bytes.len() as u32) << 24) | u32::from_le_bytes(t);
-    state[3] ^= b;
-    for _ in 0..C {
-        round(&mut state);
-    }
-    state[0] ^= b;
-    state[2] ^= 0xee;
-    for _ in 0..D {
-        round(&mut state);
-    }
-    let lo = state[1] ^ state[3];
-    state[1] ^= 0xdd;
-    for _ in 0..D {
-        round(&mut state);
-    }
-    let hi = state[1] ^ state[3];
-    u64::from(lo) | u64::from(hi) << 32
+    finish::<C, D>(v, ((bytes.len() as u32) << 24) | u32::from_le_bytes(t))
 }
 
 #[cfg(test)]
