@@ -58,8 +58,11 @@ enum Step {
     Idle,
     /// Log the report (`epoch:`, `elephant:`, `blocklisted:`, `malformed:` lines).
     Log,
-    /// Encode the distinct-flow snapshot into the sketch buffer.
+    /// Encode the distinct-flow snapshot into the sketch buffer, without its CRC.
     EncodeFlows,
+    /// Write that frame's CRC (a third of the encode: apart, so that neither slice
+    /// is longer than the RX FIFO lasts at line rate).
+    SealFlows,
     /// Send the next 1 KiB SKETCH frame of the distinct-flow sketch.
     Ship,
     /// Encode the top-k snapshot after it.
@@ -73,10 +76,11 @@ enum Step {
 }
 
 impl Step {
-    const ALL: [Self; 8] = [
+    const ALL: [Self; 9] = [
         Self::Idle,
         Self::Log,
         Self::EncodeFlows,
+        Self::SealFlows,
         Self::Ship,
         Self::EncodeTopK,
         Self::LogSketch,
@@ -89,6 +93,7 @@ impl Step {
             Self::Idle => "pump",
             Self::Log => "log",
             Self::EncodeFlows => "encode_flows",
+            Self::SealFlows => "seal_flows",
             Self::Ship => "ship_sketch_frame",
             Self::EncodeTopK => "encode_topk",
             Self::LogSketch => "log_sketch",
@@ -271,9 +276,21 @@ impl Closing {
             Step::EncodeFlows => {
                 self.flows = self
                     .snap_flows
-                    .encode_into(io.net.sketches_mut())
+                    .encode_unsealed_into(io.net.sketches_mut())
                     .unwrap_or(0);
                 self.shipped = 0;
+                if self.flows == 0 {
+                    Step::EncodeTopK
+                } else {
+                    Step::SealFlows
+                }
+            }
+            Step::SealFlows => {
+                if let Some(frame) = io.net.sketches_mut().get_mut(..self.flows) {
+                    if loxo_core::wire::seal(frame).is_err() {
+                        self.flows = 0;
+                    }
+                }
                 if self.flows == 0 {
                     Step::EncodeTopK
                 } else {

@@ -311,15 +311,57 @@ impl<'a> Encoder<'a> {
     /// A payload shorter than declared is zero-filled (again a caller bug, caught by
     /// `debug_assert`), so the frame is always well-formed.
     pub fn finish(mut self) -> usize {
+        let n = self.pad_and_trailer();
+        if let Some(frame) = self.cursor.buf.get_mut(..n) {
+            let _ = seal(frame);
+        }
+        n
+    }
+
+    /// [`finish`](Self::finish) without the CRC: the trailer is zeroed and the frame
+    /// is not valid until [`seal`] writes it. For a device that splits an encode over
+    /// two slices of its time (the CRC of a 12 KiB sketch is the second). Returns the
+    /// frame length.
+    pub fn finish_unsealed(mut self) -> usize {
+        self.pad_and_trailer()
+    }
+
+    /// Zero-fills a payload shorter than declared (a caller bug, caught by
+    /// `debug_assert`) and the trailer; the frame length.
+    fn pad_and_trailer(&mut self) -> usize {
         debug_assert_eq!(self.cursor.pos, self.end, "payload shorter than declared");
         while self.cursor.pos < self.end {
             self.cursor.put(&[0]);
         }
-        let body = self.cursor.buf.get(..self.end).unwrap_or(&[]);
-        let crc = CRC32.checksum(body);
-        self.cursor.put(&crc.to_le_bytes());
+        self.cursor.put(&[0; TRAILER_LEN]);
         self.cursor.pos
     }
+}
+
+/// Writes the CRC-32 trailer of `frame` (a whole frame: header, payload and the 4
+/// trailer bytes), as [`Encoder::finish`] does: what completes a frame written by
+/// [`Encoder::finish_unsealed`] or a sketch's `encode_unsealed_into`.
+///
+/// ```
+/// use loxo_core::wire::{seal, HEADER_LEN, TRAILER_LEN};
+/// let mut frame = [0u8; HEADER_LEN + 4 + TRAILER_LEN];
+/// seal(&mut frame)?;
+/// assert_ne!(frame[HEADER_LEN + 4..], [0; 4]);
+/// # Ok::<(), loxo_core::EncodeError>(())
+/// ```
+///
+/// # Errors
+/// [`EncodeError::BufferTooSmall`] when `frame` is shorter than a trailer.
+pub fn seal(frame: &mut [u8]) -> Result<(), EncodeError> {
+    let body_len = frame
+        .len()
+        .checked_sub(TRAILER_LEN)
+        .ok_or(EncodeError::BufferTooSmall {
+            needed: TRAILER_LEN,
+        })?;
+    let (body, trailer) = frame.split_at_mut(body_len);
+    trailer.copy_from_slice(&CRC32.checksum(body).to_le_bytes());
+    Ok(())
 }
 
 /// A validated frame: header plus a payload whose checksum matched.

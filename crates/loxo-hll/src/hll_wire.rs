@@ -140,6 +140,31 @@ where
         wire::encode(self, buf, self.seed.fingerprint())
     }
 
+    /// [`encode_into`](Self::encode_into) without the frame's CRC (its trailer is
+    /// zeroed): the frame is complete once [`loxo_core::wire::seal`] has written it.
+    /// For a device that must not go long without reading its NIC: the CRC of a
+    /// 12 KiB `Hll<14>` frame is a third of its encode, done in a later slice.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Hll;
+    /// let mut h = Hll::<10>::new(Seed::new(1, 2));
+    /// h.insert(b"key");
+    /// let (mut a, mut b) = ([0u8; 2048], [0u8; 2048]);
+    /// let n = h.encode_unsealed_into(&mut a)?;
+    /// loxo_core::wire::seal(&mut a[..n])?;
+    /// assert_eq!(h.encode_into(&mut b)?, n);
+    /// assert_eq!(a[..n], b[..n]);
+    /// # Ok::<(), loxo_core::EncodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::BufferTooSmall`] as for [`encode_into`](Self::encode_into).
+    pub fn encode_unsealed_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        wire::encode_sealed(self, buf, self.seed.fingerprint(), false)
+    }
+
     /// Like [`encode_into`](Self::encode_into), but writes `fingerprint` as the
     /// frame's seed fingerprint: for collectors that merged frames with
     /// [`decode_into_any_seed`](Self::decode_into_any_seed) and never learnt the

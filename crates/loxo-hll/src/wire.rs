@@ -122,6 +122,17 @@ pub(crate) fn encode<S: RegisterFrame>(
     buf: &mut [u8],
     fingerprint: u64,
 ) -> Result<usize, EncodeError> {
+    encode_sealed(s, buf, fingerprint, true)
+}
+
+/// [`encode`], the CRC written only if `sealed` (else the trailer is zeroed, for
+/// [`loxo_core::wire::seal`] to complete).
+pub(crate) fn encode_sealed<S: RegisterFrame>(
+    s: &S,
+    buf: &mut [u8],
+    fingerprint: u64,
+    sealed: bool,
+) -> Result<usize, EncodeError> {
     let header = header(s, fingerprint);
     let mut enc = Encoder::new(buf, &header)?;
     if let Some(v) = s.martingale() {
@@ -141,7 +152,11 @@ pub(crate) fn encode<S: RegisterFrame>(
     } else {
         enc.put(s.dense_bytes());
     }
-    Ok(enc.finish())
+    Ok(if sealed {
+        enc.finish()
+    } else {
+        enc.finish_unsealed()
+    })
 }
 
 /// Writes the sparse entries of the registers in the dense payload `bytes` (the
