@@ -28,19 +28,6 @@ const fn round(v: &mut [u32; 4]) {
 /// SipHash-1-3 of the 8 bytes of `m` under `seed`, in a `const fn` (the same value
 /// as [`Seed::hash_u64`]`(m)`, tested).
 const fn sip13_u64(seed: Seed, m: u64) -> u64 {
-    #[inline(always)]
-    const fn sip_round(v: &mut [u64; 4]) {
-        v[0] = v[0].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(13) ^ v[0];
-        v[0] = v[0].rotate_left(32);
-        v[2] = v[2].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(16) ^ v[2];
-        v[0] = v[0].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(21) ^ v[0];
-        v[2] = v[2].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(17) ^ v[2];
-        v[2] = v[2].rotate_left(32);
-    }
     let (k0, k1) = seed.words();
     let mut v = [
         k0 ^ 0x736f_6d65_7073_6575,
@@ -49,16 +36,16 @@ const fn sip13_u64(seed: Seed, m: u64) -> u64 {
         k1 ^ 0x7465_6462_7974_6573,
     ];
     v[3] ^= m;
-    sip_round(&mut v);
+    crate::sip_key::round(&mut v);
     v[0] ^= m;
     let b = 8u64 << 56;
     v[3] ^= b;
-    sip_round(&mut v);
+    crate::sip_key::round(&mut v);
     v[0] ^= b;
     v[2] ^= 0xff;
-    sip_round(&mut v);
-    sip_round(&mut v);
-    sip_round(&mut v);
+    crate::sip_key::round(&mut v);
+    crate::sip_key::round(&mut v);
+    crate::sip_key::round(&mut v);
     v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 

@@ -54,7 +54,7 @@ impl core::fmt::Debug for SipKey {
 
 /// One SipRound.
 #[inline(always)]
-fn round(v: &mut [u64; 4]) {
+pub(crate) const fn round(v: &mut [u64; 4]) {
     let [v0, v1, v2, v3] = v;
     *v0 = v0.wrapping_add(*v1);
     *v1 = v1.rotate_left(13) ^ *v0;
