@@ -627,9 +627,8 @@ impl<const N: usize> FlowMonitor<N> {
                     // Never admitted this epoch (the bitmap has no false "no"): not a
                     // candidate, without the summary's index probe — most frames of
                     // a flood of one-packet flows.
-                    known = self.new.observe(h);
-                    let upper = self.ranked.add_hash_estimate(h, ranked);
-                    let upper = if known { upper } else { upper.min(ranked) };
+                    let upper;
+                    (known, upper) = gate(&mut self.new, &mut self.ranked, h, ranked);
                     if self.top.update_unmonitored(&f.key, h, ranked, upper) {
                         if let Some(w) = self.admitted.get_mut(word) {
                             *w |= bit;
@@ -639,13 +638,9 @@ impl<const N: usize> FlowMonitor<N> {
                 } else if policy == EpochPolicy::Reset {
                     let (new, sketch, k) = (&mut self.new, &mut self.ranked, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
-                        *k = new.observe(h);
-                        let upper = sketch.add_hash_estimate(h, ranked);
-                        if *k {
-                            upper
-                        } else {
-                            upper.min(ranked)
-                        }
+                        let upper;
+                        (*k, upper) = gate(new, sketch, h, ranked);
+                        upper
                     });
                     if candidate {
                         self.ranked.add_hash(h, ranked);
@@ -674,9 +669,7 @@ impl<const N: usize> FlowMonitor<N> {
                         let src = f.key.src_sip_hash(&self.block_sip);
                         self.sources.insert_hash(src);
                         if let (false, Some(b)) = (known, &self.blocklist) {
-                            if b.contains_hash(src)
-                                || b.contains_hash(f.key.dst_sip_hash(&self.block_sip))
-                            {
+                            if listed(b, &self.block_sip, src, &f.key) {
                                 self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
                             }
                         }
@@ -684,10 +677,8 @@ impl<const N: usize> FlowMonitor<N> {
                         self.sources.insert_hash(f.key.src_hash_with_key(&self.sip));
                         if let (false, Some(b)) = (known, &self.blocklist) {
                             // Set during this epoch: its sources keep their digest.
-                            let sip = &self.block_sip;
-                            if b.contains_hash(f.key.src_sip_hash(sip))
-                                || b.contains_hash(f.key.dst_sip_hash(sip))
-                            {
+                            let src = f.key.src_sip_hash(&self.block_sip);
+                            if listed(b, &self.block_sip, src, &f.key) {
                                 self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
                             }
                         }
@@ -857,6 +848,28 @@ impl<const N: usize> FlowMonitor<N> {
         self.not_ip = 0;
         self.errors = [0; ParseError::COUNT];
     }
+}
+
+/// Whether a flow's endpoints may be on the blocklist (`src`: its source's SipHash).
+#[inline(always)]
+fn listed(b: &Blocklist<'static>, sip: &SipKey, src: loxo_core::KeyHash, key: &FlowKey) -> bool {
+    b.contains_hash(src) || b.contains_hash(key.dst_sip_hash(sip))
+}
+
+/// The admission gate of a frame of a flow that is not a candidate: offers it to the
+/// new-flow filters (`known`: not its first frame this epoch, or not sampled) and
+/// adds it to the ranked sketch, whose estimate bounds the flow's weight — or just
+/// this frame's weight on its first frame (nothing of it can be counted before).
+#[inline(always)]
+fn gate(
+    new: &mut NewFlows,
+    ranked: &mut RankedSketch,
+    h: loxo_core::KeyHash,
+    w: u64,
+) -> (bool, u64) {
+    let known = new.observe(h);
+    let upper = ranked.add_hash_estimate(h, w);
+    (known, if known { upper } else { upper.min(w) })
 }
 
 /// The word and bit of a flow digest in [`FlowMonitor`]'s bitmap of admitted
