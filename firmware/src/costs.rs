@@ -40,8 +40,7 @@ static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
 /// The monitor's new-flow filter's geometry (`loxo_flow::NewFlowFilter`).
 static mut REGISTER: RegisterBloom<768, 5> = RegisterBloom::new(Seed::new(1, 2));
-static mut CMS: loxo_flow::OtherSketch = loxo_flow::OtherSketch::new(Seed::new(1, 2));
-static mut CMS2: loxo_flow::RankedSketch = loxo_flow::RankedSketch::new(Seed::new(1, 2));
+static mut CMS: loxo_flow::FlowSketch = loxo_flow::FlowSketch::new(Seed::new(1, 2));
 static mut MON: crate::Monitor = crate::Monitor::with_candidates(crate::CONFIG);
 /// Snapshot targets, as the firmware's epoch end copies them.
 static mut SNAP_FLOWS: Hll<{ loxo_flow::FLOWS_P }> = Hll::new(Seed::new(1, 2));
@@ -209,7 +208,7 @@ fn theta(ticks: &Ticks) {
 #[allow(clippy::too_many_lines)] // a flat list of measurements
 pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     // SAFETY: called once from `main` before anything else touches these statics.
-    let (frames, keys, hashes, topk, flows, sources, bloom, mon, cms, cms2, ss) = unsafe {
+    let (frames, keys, hashes, topk, flows, sources, bloom, mon, cms, ss) = unsafe {
         (
             &mut *core::ptr::addr_of_mut!(FRAME_SET),
             &mut *core::ptr::addr_of_mut!(KEYS),
@@ -220,7 +219,6 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             &mut *core::ptr::addr_of_mut!(BLOOM),
             &mut *core::ptr::addr_of_mut!(MON),
             &mut *core::ptr::addr_of_mut!(CMS),
-            &mut *core::ptr::addr_of_mut!(CMS2),
             &mut *core::ptr::addr_of_mut!(SS),
         )
     };
@@ -399,8 +397,9 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
             ss.update_bounded(black_box(&k), h, 1, 1);
         },
     );
-    measure(ticks, "cms 1024x3 add_hash", kh, |h| cms.add_hash(h, 1));
-    measure(ticks, "cms 1024x2 add_hash", kh, |h| cms2.add_hash(h, 60));
+    measure(ticks, "flow sketch (cms pair 848x3) add_hash", kh, |h| {
+        cms.add_hash(h, 60, 1);
+    });
     measure(ticks, "hll14 insert_hash (no martingale)", kh, |h| {
         black_box(flows.insert_hash(h));
     });
@@ -510,10 +509,14 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
         bloom.clear();
         black_box(&bloom);
     });
-    once(ticks, "epoch end: cms 1024x3 clear", || {
-        cms.clear();
-        black_box(&cms);
-    });
+    once(
+        ticks,
+        "epoch end: flow sketch (cms pair 848x3) clear",
+        || {
+            cms.clear();
+            black_box(&cms);
+        },
+    );
     once(
         ticks,
         "epoch end: monitor end_epoch (report + clear)",

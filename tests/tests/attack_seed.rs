@@ -8,13 +8,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_core::{RowHashes, Seed};
-use loxo_flow::{Config, FlowMonitor, Report, OTHER_D, SKETCH_W};
+use loxo_flow::{Config, FlowMonitor, Report, SKETCH_D, SKETCH_W};
 use loxo_tests::traffic::{self, Flow};
 
 /// Columns of `flow` in the other-measure sketch under `seed`.
-fn cols(flow: &Flow, seed: Seed) -> [u32; OTHER_D] {
+fn cols(flow: &Flow, seed: Seed) -> [u32; SKETCH_D] {
     let h = flow.key().hash_with(&seed);
-    let rows = RowHashes::<OTHER_D>::new(seed);
+    let rows = RowHashes::<SKETCH_D>::new(seed);
     core::array::from_fn(|r| rows.get(r).unwrap().index(h, SKETCH_W as u32))
 }
 
@@ -22,7 +22,7 @@ fn cols(flow: &Flow, seed: Seed) -> [u32; OTHER_D] {
 fn craft(victim: &Flow, seed: Seed) -> (Vec<Flow>, u64) {
     let target = cols(victim, seed);
     let mut tried = 0u64;
-    let flows = (0..OTHER_D)
+    let flows = (0..SKETCH_D)
         .map(|r| {
             ((1u64 << 41)..(1u64 << 41) + 1_000_000)
                 .map(|id| {

@@ -167,13 +167,15 @@ macro_rules! delta_at_sizing {
 // The two sizings, 10^7 absent keys each.
 delta_at_sizing!(delta_holds_at_eps_1pc_delta_1e6, 0.01, 1e-6, 10_000_000);
 delta_at_sizing!(delta_holds_at_eps_01pc_delta_1e3, 0.001, 1e-3, 10_000_000);
-// The flow monitor's secondary sketch shape (1024 × 3: documented "95 %").
+// The flow monitor's sketch shape (848 × 3, `loxo_flow::FlowSketch`: each of its two
+// measures is a `CmsCu<848, 3>` — `CmsPair`'s unit test — documented "95 %").
 #[test]
 fn delta_holds_for_the_monitor_sketch_shape() {
-    let mut cu = Box::new(CmsCu::<1024, 3>::new(SEED));
+    const _: () = assert!(loxo_flow::SKETCH_W == 848 && loxo_flow::SKETCH_D == 3);
+    let mut cu = Box::new(CmsCu::<848, 3>::new(SEED));
     flat(&mut cu, 1000);
     let (share, limit) = tail(&*cu, 2_000_000);
-    println!("CmsCu<1024, 3> flat: {share:.4} over ε·N (δ = e^-3 = 0.0498)");
+    println!("CmsCu<848, 3> flat: {share:.4} over ε·N (δ = e^-3 = 0.0498)");
     assert!(share <= limit, "{share} > {limit}");
 }
 

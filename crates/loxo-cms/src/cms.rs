@@ -113,7 +113,7 @@ impl UpdateRule for Conservative {
 pub type CmsCu<const W: usize, const D: usize, C = u32> = Cms<W, D, C, Conservative>;
 
 /// Euler's number, the optimal Count-Min width factor.
-const E: f64 = core::f64::consts::E;
+pub(crate) const E: f64 = core::f64::consts::E;
 
 /// Largest supported depth. `e^−32` ≈ 1.3·10⁻¹⁴ is beyond any practical δ.
 pub(crate) const MAX_DEPTH: usize = 32;

@@ -5,6 +5,7 @@
 //! |---|---|---|---|
 //! | [`Cms<W, D, C>`](Cms) | frequency of any key (upper bound) | `+ε·N`, ε = e/W, w.p. 1 − e^−D | `D·W·size_of::<C>()` + 32 B |
 //! | [`CmsCu<W, D, C>`](CmsCu) | same, conservative update | ≤ the plain sketch's | same |
+//! | [`CmsPair<W, D>`](CmsPair) | two measures of each key (bytes and packets), conservative update, rows shared | each `+ε·N_measure` w.p. 1 − e^−D | `8·D·W` + 16·(D + 1) B |
 //! | [`CountSketch<W, D>`](CountSketch) | frequency, unbiased, turnstile | `±√(3/W)·‖f‖₂` | `8·D·W` + 24 B |
 //! | [`SpaceSaving<K, N>`](SpaceSaving) | top-k, deterministic bounds | `count − error ≤ f ≤ count` | `N·(size_of::<Slot>() + 14) + 8` |
 //! | [`HeavyKeeper<W, D, N, K>`](HeavyKeeper) | top-k, count-with-exponential-decay | none (empirically tiny) | `8·D·W` + heap |
@@ -58,6 +59,7 @@
 
 mod bucket;
 mod cms;
+mod cms_pair;
 mod count_sketch;
 mod entry;
 mod heap;
@@ -72,6 +74,7 @@ mod wire;
 mod wire_key;
 
 pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
+pub use cms_pair::CmsPair;
 pub use count_sketch::CountSketch;
 pub use entry::Entry;
 pub use heap::Slot;

@@ -77,6 +77,26 @@ fn finish<const C: usize, const D: usize>(mut v: [u32; 4], b: u32) -> u64 {
     u64::from(lo) | u64::from(hi) << 32
 }
 
+/// The first of [`finish`]'s two output words alone: `C + D` rounds.
+#[inline(always)]
+fn finish_lo<const C: usize, const D: usize>(mut v: [u32; 4], b: u32) -> u32 {
+    absorb::<C>(&mut v, b);
+    v[2] ^= 0xee;
+    for _ in 0..D {
+        round(&mut v);
+    }
+    v[1] ^ v[3]
+}
+
+/// The last word of a message of `len` bytes whose last `tail_len` (≤ 3) bytes are
+/// the low bytes of `tail`.
+#[inline(always)]
+const fn last_word(len: u32, tail: u32, tail_len: u8) -> u32 {
+    let tail_len = if tail_len > 3 { 3 } else { tail_len };
+    let len = len.wrapping_add(tail_len as u32);
+    (len << 24) | (tail & ((1u32 << (8 * tail_len as u32)) - 1))
+}
+
 /// HalfSipHash-`C`-`D` with a 64-bit output from the initial state `v` (`v1` not yet
 /// tweaked): `words` (each little-endian), then the low `tail_len` (≤ 3) bytes of
 /// `tail`.
@@ -187,6 +207,77 @@ impl HalfSipKey {
     #[must_use]
     pub fn hash_bytes(&self, bytes: &[u8]) -> KeyHash {
         KeyHash::from_u64(hash_bytes::<1, 3>(self.v, bytes))
+    }
+
+    /// The digest's state after the whole words `words` of a message: the common
+    /// prefix of two digests, computed once ([`HalfSipPrefix`]).
+    #[inline(always)]
+    #[must_use]
+    pub fn prefix<const N: usize>(&self, words: [u32; N]) -> HalfSipPrefix {
+        let mut v = self.v;
+        v[1] ^= 0xee;
+        for m in words {
+            absorb::<1>(&mut v, m);
+        }
+        HalfSipPrefix {
+            v,
+            len: (N as u32).wrapping_mul(4),
+        }
+    }
+}
+
+/// A [`HalfSipKey`] digest part-way: the state after a message's first whole words.
+/// Two messages that begin with the same words — a flow key and its source address —
+/// share it, so it is computed once and each digest finished from it: a flow's
+/// digest ([`hash_words`](Self::hash_words), the same value as
+/// [`HalfSipKey::hash_words`] of the whole message) and its source's
+/// ([`finish_lo`](Self::finish_lo), the first half of the source's own digest).
+///
+/// ```
+/// use loxo_core::{HalfSipKey, Seed};
+/// let key = HalfSipKey::new(Seed::new(1, 2));
+/// let (src, dst) = (0x0a00_0001u32, 0x0a00_0002u32);
+/// let p = key.prefix([src]);
+/// assert_eq!(p.hash_words([dst], 6, 1), key.hash_words([src, dst], 6, 1));
+/// assert_eq!(u64::from(p.finish_lo()), key.hash_words([src], 0, 0).get() & 0xffff_ffff);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct HalfSipPrefix {
+    v: [u32; 4],
+    /// Bytes absorbed.
+    len: u32,
+}
+
+impl core::fmt::Debug for HalfSipPrefix {
+    /// Prints nothing of the state (it is keyed).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("HalfSipPrefix(..)")
+    }
+}
+
+impl HalfSipPrefix {
+    /// The 64-bit digest of the prefix followed by `words` and the low `tail_len`
+    /// (≤ 3) bytes of `tail`: [`HalfSipKey::hash_words`] of the whole message.
+    /// Cost: `M + 7` rounds.
+    #[inline(always)]
+    #[must_use]
+    pub fn hash_words<const M: usize>(self, words: [u32; M], tail: u32, tail_len: u8) -> KeyHash {
+        let mut v = self.v;
+        for m in words {
+            absorb::<1>(&mut v, m);
+        }
+        let len = self.len.wrapping_add((M as u32).wrapping_mul(4));
+        KeyHash::from_u64(finish::<1, 3>(v, last_word(len, tail, tail_len)))
+    }
+
+    /// The first 32-bit output word of the prefix's own digest (the message is the
+    /// prefix alone): the low half of [`HalfSipKey::hash_words`] of those words,
+    /// in 4 rounds instead of 7 — a truncated PRF output, for a sketch that needs
+    /// 32 bits (a distinct-count sketch of at most 2³² items).
+    #[inline(always)]
+    #[must_use]
+    pub fn finish_lo(self) -> u32 {
+        finish_lo::<1, 3>(self.v, last_word(self.len, 0, 0))
     }
 }
 

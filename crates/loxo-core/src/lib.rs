@@ -39,7 +39,7 @@ mod sip_key;
 pub mod wire;
 
 pub use error::{DecodeError, EncodeError, MergeError};
-pub use half_sip_key::HalfSipKey;
+pub use half_sip_key::{HalfSipKey, HalfSipPrefix};
 pub use hash::{mix64, reduce, KeyHash, Probes};
 pub use prefetch::prefetch;
 pub use rows::{RowHash, RowHashes};

@@ -216,6 +216,42 @@ impl FlowKey {
         }
     }
 
+    /// [`hash_with_key`](Self::hash_with_key), and the digest's state after the
+    /// source address (the canonical bytes begin with it): the source's own digest
+    /// is finished from there ([`HalfSipPrefix::finish_lo`](loxo_core::HalfSipPrefix::finish_lo):
+    /// the low half of [`src_hash_with_key`](Self::src_hash_with_key)) without
+    /// hashing the address again — 1 round of 4 for IPv4, 4 of 11 for IPv6.
+    ///
+    /// ```
+    /// use loxo_core::{HalfSipKey, Seed};
+    /// use loxo_flow::FlowKey;
+    /// let key = HalfSipKey::new(Seed::new(1, 2));
+    /// for k in [
+    ///     FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1234, 80, 6),
+    ///     FlowKey::v6([0x20; 16], [0x30; 16], 1234, 80, 17),
+    /// ] {
+    ///     let (h, src) = k.hash_and_source(&key);
+    ///     assert_eq!(h, k.hash_with_key(&key));
+    ///     assert_eq!(u64::from(src.finish_lo()), k.src_hash_with_key(&key).get() & 0xffff_ffff);
+    /// }
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn hash_and_source(
+        &self,
+        key: &loxo_core::HalfSipKey,
+    ) -> (loxo_core::KeyHash, loxo_core::HalfSipPrefix) {
+        let proto = u32::from(self.protocol());
+        if self.is_v6() {
+            let src = key.prefix([self.le32(0), self.le32(4), self.le32(8), self.le32(12)]);
+            let rest: [u32; 5] = core::array::from_fn(|i| self.le32(16 + 4 * i));
+            (src.hash_words(rest, proto, 1), src)
+        } else {
+            let src = key.prefix([self.le32(0)]);
+            (src.hash_words([self.le32(4), self.le32(8)], proto, 1), src)
+        }
+    }
+
     /// The digest of an address (4 or 16 bytes, network order) under `seed`, as a
     /// [`FlowMonitor`](crate::FlowMonitor) without a blocklist computes it for a
     /// flow's source (its distinct-source sketch): HalfSipHash-1-3 of the bytes under

@@ -37,9 +37,9 @@ mod theta;
 pub use blocklist::Blocklist;
 pub use key::{protocol_name, FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
 pub use monitor::{
-    Bounds, Config, ConfigError, Elephant, EpochPolicy, Fed, FlowMonitor, NewFlowFilter,
-    OtherSketch, RankedSketch, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED,
-    NEW_FLOW_CAPACITY, NEW_FLOW_K, NEW_FLOW_WORDS, OTHER_D, RANKED_D, SKETCH_W, SOURCES_P,
+    Bounds, Config, ConfigError, Elephant, EpochPolicy, Fed, FlowMonitor, FlowSketch,
+    NewFlowFilter, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED,
+    NEW_FLOW_CAPACITY, NEW_FLOW_K, NEW_FLOW_WORDS, SKETCH_D, SKETCH_W, SOURCES_P,
 };
 pub use parse::{
     parse_frame, parse_frame_captured, parse_frame_captured_weighted, parse_frame_weighted,

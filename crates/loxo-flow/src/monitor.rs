@@ -4,7 +4,7 @@
 //! steps.
 
 use loxo_bloom::RegisterBloom;
-use loxo_cms::{CmsCu, SpaceSaving, TopK};
+use loxo_cms::{CmsPair, SpaceSaving, TopK};
 use loxo_core::{HalfSipKey, SipKey};
 use loxo_hll::Hll;
 
@@ -32,30 +32,30 @@ use crate::{
 /// `1/N` of an epoch is tracked, so `θ_min = 1/256 ≈ 0.39 %`.
 pub const DEFAULT_CANDIDATES: usize = 256;
 
-/// Width of the two Count-Min sketches.
-pub const SKETCH_W: usize = 1024;
+/// Width of the flow sketch ([`FlowSketch`]): ε = e/848 ≈ 0.32 % of an epoch's total
+/// of each measure.
+pub const SKETCH_W: usize = 848;
 
-/// Depth of the [`OtherSketch`]: δ = e⁻³ ≈ 5 % per queried flow.
-pub const OTHER_D: usize = 3;
+/// Depth of the [`FlowSketch`]: δ = e⁻³ ≈ 5 % per queried flow and measure.
+pub const SKETCH_D: usize = 3;
 
-/// Depth of the [`RankedSketch`]. It only tightens upper bounds, which hold
-/// deterministically at any depth (Count-Min never under-counts), so two rows do.
-pub const RANKED_D: usize = 2;
-
-/// Count-Min sketch of the **ranking** measure (bytes when θ is a share of bytes):
-/// conservative update, 1024 × 2 `u32` cells (8 KiB). Its estimate is an upper bound
-/// on a flow's weight that always holds: it gates admission into the candidates
-/// ([`SpaceSaving::update_bounded`]: a flow no heavier than the smallest candidate is
-/// not admitted, which keeps every Space-Saving guarantee and spares most mice an
-/// eviction) and tightens the candidates' upper bounds.
-pub type RankedSketch = CmsCu<SKETCH_W, RANKED_D>;
-
-/// Count-Min sketch of the **other** measure (packets when θ is a share of bytes):
-/// conservative update, 1024 × 3 `u32` cells (12 KiB). Its estimate is an upper bound
-/// that always holds; minus `⌈ε·N⌉` (ε = e/1024 ≈ 0.27 % of the epoch's total of that
-/// measure) it is a lower bound with probability ≥ 1 − e⁻³ ≈ 95 % per flow (rows are
-/// independent: `loxo_core::RowHashes`).
-pub type OtherSketch = CmsCu<SKETCH_W, OTHER_D>;
+/// Count-Min sketch of both measures of every flow (bytes and packets), conservative
+/// update, rows shared ([`CmsPair`]): 848 × 3 cells of two `u32` (19.9 KiB).
+///
+/// * The **ranking** measure's estimate (bytes when θ is a share of bytes) is an upper
+///   bound on a flow's weight that always holds: it gates admission into the
+///   candidates ([`SpaceSaving::update_bounded`]: a flow no heavier than the smallest
+///   candidate is not admitted, which keeps every Space-Saving guarantee and spares
+///   most mice an eviction) and tightens the candidates' upper bounds.
+/// * The **other** measure's estimate (packets when θ is a share of bytes) is an
+///   upper bound that always holds; minus `⌈ε·N⌉` (`N` the epoch's total of that
+///   measure) it is a lower bound with probability ≥ 1 − e⁻³ ≈ 95 % per flow (rows
+///   are independent: `loxo_core::RowHashes`).
+///
+/// One update per frame raises both measures (one index computation per row, not
+/// one per row and measure): on a Cortex-M4 it replaced a 1024 × 2 sketch of the
+/// ranking measure and a 1024 × 3 sketch of the other, in about as many bytes.
+pub type FlowSketch = CmsPair<SKETCH_W, SKETCH_D>;
 
 /// Precision of the distinct-flow sketch: `P = 14`, 12 KiB, relative standard error
 /// 1.04/√16384 ≈ 0.81 % — Redis's geometry, so a device's per-epoch flow sketch can be
@@ -106,7 +106,7 @@ const ETHERTYPE_AT: usize = 12;
 ///
 /// The candidates are a Space-Saving summary of `N` flows ([`SpaceSaving`], Metwally
 /// et al. 2005) over the ranking measure, reset every epoch, gated by the
-/// [`RankedSketch`] ([`SpaceSaving::update_gated`]). With `T` the epoch's total, `S`
+/// [`FlowSketch`]'s ranking measure ([`SpaceSaving::update_gated`]). With `T` the epoch's total, `S`
 /// the sum of the `N` counts and `m` the smallest count, a flow `x` the summary does
 /// not track at epoch end has true weight `f < T/N`:
 ///
@@ -136,30 +136,30 @@ const ETHERTYPE_AT: usize = 12;
 /// # Bounds
 ///
 /// Ranking measure: `lower = count − error` (Space-Saving, always holds) and `upper =
-/// min(count, RankedSketch estimate)` (both never under-count, so always holds).
-/// Other measure: `upper` = the [`OtherSketch`] estimate (always holds), `lower =
+/// min(count, FlowSketch's ranking estimate)` (both never under-count, so always
+/// holds). Other measure: `upper` = the [`FlowSketch`]'s other estimate (always holds), `lower =
 /// upper − ⌈ε·N⌉` (holds with probability ≥ 1 − e⁻³). An elephant is *certain* when
 /// its ranking lower bound reaches θ, *possible* otherwise. θ is an exact fraction
 /// ([`Theta`]): shares are compared in integers, inclusive.
 ///
 /// # Memory and cost
 ///
-/// `N·71 + 8` (candidates and their map of admitted digests) + 8 KiB + 12 KiB
-/// (sketches) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 550 bytes; the default
+/// `N·71 + 8` (candidates and their map of admitted digests) + 19.9 KiB
+/// (the flow sketch) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 550 bytes; the default
 /// is reported by [`FlowMonitor::memory_bytes`]: 65 120 bytes ≤ 64 KiB (pinned by a
 /// test), 56 032 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
 /// Per frame: one parse, one HalfSipHash-1-3 of the 13/37-byte key (from a
 /// precomputed [`HalfSipKey`]: 32-bit rounds, see its docs for the seed's secrecy),
-/// a 2-row and a 3-row Count-Min update, and a bit of the map of digests admitted
+/// one 3-row update of the flow sketch (both measures), and a bit of the map of digests admitted
 /// into the candidates this epoch (with [`EpochPolicy::Reset`]): when it is set, one
 /// Space-Saving probe (a candidate's frame stops there); for a frame of a flow that
-/// is not a candidate (every frame with `Halve`) also the gate (the 2-row sketch's
-/// estimate; the Space-Saving probe only when the flow passes it), a heap sift or an
+/// is not a candidate (every frame with `Halve`) also the gate (that update's
+/// ranking estimate; the Space-Saving probe only when the flow passes it), a heap sift or an
 /// eviction when the order breaks, one HLL insert and one register-blocked Bloom
 /// insert (one word: a load and a mask compare); on a flow's first frame of the
 /// epoch (every frame once the filter is past its design load or sampling) also a
 /// register-Bloom `contains`, the new-flow weight (two popcounts, two table loads
-/// and a division) and the source's digest + HLL insert (and with a blocklist the
+/// and a division) and the source's digest (4 rounds from the flow digest's state) + HLL insert (and with a blocklist the
 /// destination's digest and one or two filter lookups). At epoch end
 /// one digest per flow whose count reaches θ.
 ///
@@ -190,10 +190,11 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     /// never a candidate, and its frame skips the candidates' index probe. Only with
     /// [`EpochPolicy::Reset`].
     admitted: [u8; N],
-    /// Count-Min sketch of the ranking measure (tightens upper bounds).
-    ranked: RankedSketch,
-    /// Count-Min sketch of the other measure.
-    other: OtherSketch,
+    /// Count-Min sketch of both measures (`[ranked, other]` cells).
+    sketch: FlowSketch,
+    /// With [`EpochPolicy::Halve`], the other measure's total the sketch carries
+    /// from earlier epochs (halved with it); 0 with `Reset`.
+    carried_other: u64,
     flows: Hll<FLOWS_P>,
     sources: Hll<SOURCES_P>,
     /// This epoch's and the last epoch's flows, and the new-flow estimate.
@@ -335,8 +336,8 @@ impl<const N: usize> FlowMonitor<N> {
             config,
             top: SpaceSaving::new(),
             admitted: [0; N],
-            ranked: RankedSketch::new(config.seed),
-            other: OtherSketch::new(config.seed),
+            sketch: FlowSketch::new(config.seed),
+            carried_other: 0,
             // Read through `estimate` and merged fleet-wide, never through the
             // martingale: not tracking it spares a software f64 division per register
             // change on a Cortex-M4F.
@@ -600,7 +601,8 @@ impl<const N: usize> FlowMonitor<N> {
         self.frames = self.frames.saturating_add(1);
         match parse() {
             Ok(Parsed::Flow(f)) => {
-                let h = f.key.hash_with_key(&self.sip);
+                // The flow's digest, and the state its source's digest finishes from.
+                let (h, src) = f.key.hash_and_source(&self.sip);
                 let len = f.len;
                 let (ranked, other) = match share_of {
                     ShareOf::Bytes => (u64::from(len), 1),
@@ -628,7 +630,7 @@ impl<const N: usize> FlowMonitor<N> {
                     // candidate, without the summary's index probe — most frames of
                     // a flood of one-packet flows.
                     let upper;
-                    (known, upper) = gate(&mut self.new, &mut self.ranked, h, ranked);
+                    (known, upper) = gate(&mut self.new, &mut self.sketch, h, ranked, other);
                     if self.top.update_unmonitored(&f.key, h, ranked, upper) {
                         if let Some(w) = self.admitted.get_mut(word) {
                             *w |= bit;
@@ -636,23 +638,23 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                     false
                 } else if policy == EpochPolicy::Reset {
-                    let (new, sketch, k) = (&mut self.new, &mut self.ranked, &mut known);
+                    let (new, sketch, k) = (&mut self.new, &mut self.sketch, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
                         let upper;
-                        (*k, upper) = gate(new, sketch, h, ranked);
+                        (*k, upper) = gate(new, sketch, h, ranked, other);
                         upper
                     });
                     if candidate {
-                        self.ranked.add_hash(h, ranked);
+                        // The gate did not run: the frame's sketch update is here.
+                        self.sketch.add_hash(h, ranked, other);
                     }
                     candidate
                 } else {
                     known = self.new.observe(h);
-                    let upper = self.ranked.add_hash_estimate(h, ranked);
+                    let upper = self.sketch.add_hash_estimate(h, ranked, other);
                     self.top.update_bounded(&f.key, h, ranked, upper);
                     false
                 };
-                self.other.add_hash(h, other);
                 if !candidate {
                     self.flows.insert_hash(h);
                 }
@@ -674,7 +676,7 @@ impl<const N: usize> FlowMonitor<N> {
                             }
                         }
                     } else {
-                        self.sources.insert_hash(f.key.src_hash_with_key(&self.sip));
+                        self.sources.insert_hash(source_digest(src));
                         if let (false, Some(b)) = (known, &self.blocklist) {
                             // Set during this epoch: its sources keep their digest.
                             let src = f.key.src_sip_hash(&self.block_sip);
@@ -700,11 +702,22 @@ impl<const N: usize> FlowMonitor<N> {
         epoch_packets != 0 && self.frames >= u64::from(epoch_packets)
     }
 
+    /// The other measure's total in the sketch: this epoch's packets (θ a share of
+    /// bytes) or bytes, plus what [`EpochPolicy::Halve`] carries from earlier epochs.
+    fn other_total(&self) -> u64 {
+        let epoch = match self.config.share_of {
+            ShareOf::Bytes => self.packets,
+            ShareOf::Packets => self.bytes,
+        };
+        epoch.saturating_add(self.carried_other)
+    }
+
     /// The bounds of a tracked flow (its Space-Saving `count`, `lower`), or `None` if
     /// its upper bound stays below `threshold`.
     fn elephant(&self, key: FlowKey, count: u64, lower: u64, threshold: u64) -> Option<Elephant> {
         let h = key.hash_with_key(&self.sip);
-        let upper = count.min(self.ranked.estimate_hash(h));
+        let (r, o) = self.sketch.estimate_hash(h);
+        let upper = count.min(r);
         if upper < threshold {
             return None;
         }
@@ -714,7 +727,6 @@ impl<const N: usize> FlowMonitor<N> {
             lower_certain: true,
             saturated: false,
         };
-        let o = self.other.estimate_hash(h);
         let other = if o == u64::MAX {
             // A saturated cell only says "at least u32::MAX": no bound either way.
             Bounds {
@@ -725,7 +737,7 @@ impl<const N: usize> FlowMonitor<N> {
             }
         } else {
             Bounds {
-                lower: o.saturating_sub(ceil(self.other.error_bound())),
+                lower: o.saturating_sub(ceil(self.sketch.error_bound(self.other_total()))),
                 upper: o,
                 lower_certain: false,
                 saturated: false,
@@ -826,13 +838,13 @@ impl<const N: usize> FlowMonitor<N> {
             EpochPolicy::Reset => {
                 self.top.clear();
                 self.admitted = [0; N];
-                self.ranked.clear();
-                self.other.clear();
+                self.sketch.clear();
+                self.carried_other = 0;
             }
             EpochPolicy::Halve => {
                 self.top.halve();
-                self.ranked.halve();
-                self.other.halve();
+                self.sketch.halve();
+                self.carried_other = self.other_total() >> 1;
             }
         }
         self.flows.clear();
@@ -850,6 +862,16 @@ impl<const N: usize> FlowMonitor<N> {
     }
 }
 
+/// The distinct-source sketch's digest of a source: the first 32-bit output word of
+/// its HalfSipHash-1-3 digest, finished from the flow digest's state after the
+/// address ([`FlowKey::hash_and_source`]), in the high half; the low half all ones
+/// caps the sketch's ranks at `32 − SOURCES_P + 1` (a 32-bit HyperLogLog: exact in
+/// law far beyond any epoch's 2³² sources).
+#[inline(always)]
+fn source_digest(src: loxo_core::HalfSipPrefix) -> loxo_core::KeyHash {
+    loxo_core::KeyHash::from_u64(u64::from(src.finish_lo()) << 32 | 0xffff_ffff)
+}
+
 /// Whether a flow's endpoints may be on the blocklist (`src`: its source's SipHash).
 #[inline(always)]
 fn listed(b: &Blocklist<'static>, sip: &SipKey, src: loxo_core::KeyHash, key: &FlowKey) -> bool {
@@ -858,17 +880,18 @@ fn listed(b: &Blocklist<'static>, sip: &SipKey, src: loxo_core::KeyHash, key: &F
 
 /// The admission gate of a frame of a flow that is not a candidate: offers it to the
 /// new-flow filters (`known`: not its first frame this epoch, or not sampled) and
-/// adds it to the ranked sketch, whose estimate bounds the flow's weight — or just
+/// adds it to the flow sketch, whose ranking estimate bounds the flow's weight — or just
 /// this frame's weight on its first frame (nothing of it can be counted before).
 #[inline(always)]
 fn gate(
     new: &mut NewFlows,
-    ranked: &mut RankedSketch,
+    sketch: &mut FlowSketch,
     h: loxo_core::KeyHash,
     w: u64,
+    other: u64,
 ) -> (bool, u64) {
     let known = new.observe(h);
-    let upper = ranked.add_hash_estimate(h, w);
+    let upper = sketch.add_hash_estimate(h, w, other);
     (known, if known { upper } else { upper.min(w) })
 }
 

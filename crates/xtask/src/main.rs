@@ -482,6 +482,11 @@ fn qemu_command((host, nic): (u16, u16), icount: bool) -> Command {
     if icount {
         qemu.args(["-icount", "shift=0"]);
     }
+    // Extra QEMU options, as `qemu-run.sh` takes them (e.g. `-d exec,nochain -D
+    // FILE` to profile the firmware by translation block).
+    if let Ok(extra) = std::env::var("LOXO_QEMU_ARGS") {
+        qemu.args(extra.split_whitespace());
+    }
     qemu
 }
 
