@@ -32,6 +32,9 @@
 //! expected outcome, and the [`FrameTruth`] record) and `truth_file.rs` (its CSV form,
 //! `loxo gen`'s truth file).
 
+mod attack;
+#[cfg(test)]
+mod attack_tests;
 mod class;
 #[cfg(test)]
 mod class_tests;
@@ -39,14 +42,24 @@ mod damage;
 mod flows;
 mod frames;
 mod gen;
+mod participants;
+mod participants_file;
+#[cfg(test)]
+mod participants_tests;
 #[cfg(test)]
 mod tests;
 mod truth;
 mod truth_file;
 
+pub use attack::{designed, Attack, MAX_PARTICIPANTS};
 pub use class::{TrafficClass, UnknownClass};
 pub use damage::Damage;
 pub use gen::{generate, generate_with_truth};
+pub use participants::{epoch_spreads, EpochSpreads, Role, SpreadKey};
+pub use participants_file::{
+    participant_rows, participants_path, read_participants, write_participants,
+    write_participants_header, ParticipantRow, PARTICIPANTS_HEADER,
+};
 pub use truth::{Expected, FrameTruth};
 pub use truth_file::{read_truth, truth_path, write_truth_header, TruthParseError, TRUTH_HEADER};
 
@@ -85,6 +98,9 @@ pub struct TraceConfig {
     /// The traffic class: how the flood frames, or all frames, are shaped
     /// ([`TrafficClass::Mix`], the default, keeps the classic trace).
     pub class: TrafficClass,
+    /// A scan or DDoS class's participants: how many scanners or victims, how many
+    /// elements each (the default: the class's).
+    pub attack: Attack,
 }
 
 impl Default for TraceConfig {
@@ -98,6 +114,7 @@ impl Default for TraceConfig {
             seed: 1,
             extensions: 0.0,
             class: TrafficClass::Mix,
+            attack: Attack::default(),
         }
     }
 }
