@@ -1,6 +1,6 @@
 //! Seeded synthetic traffic with its own ground truth: Ethernet frames over a Zipf or
 //! Pareto flow population, with a mix of IPv4/IPv6/VLAN/QinQ, TCP/UDP/ICMP, non-first
-//! fragments, an optional scan/flood share of unique-key packets, an optional share of
+//! fragments, an optional scan/flood share of attack packets, an optional share of
 //! malformed frames and (opt-in) IPv4 options, IPv6 extension-header chains, AH/ESP,
 //! Ethernet padding and more non-IP link layers.
 //!
@@ -21,16 +21,24 @@
 //! byte-for-byte those of the generator before it kept a truth.
 //!
 //! A [`TrafficClass`] (`loxo gen --class`) reshapes the flood frames (random-source
-//! IPv4/IPv6 floods, a SYN flood) or every frame (minimum size, IPv6 extension
-//! chains, VLAN/QinQ tags, fragments); [`TrafficClass::Mix`], the default, is the
-//! classic trace, unchanged.
+//! IPv4/IPv6 floods, a SYN flood, horizontal and vertical scans, distributed floods
+//! onto one or several victims, scanners hidden in the mix) or every frame (minimum
+//! size, IPv6 extension chains, VLAN/QinQ tags, fragments); [`TrafficClass::Mix`], the
+//! default, is the classic trace, unchanged.
+//!
+//! The truth of every participant — per epoch, each source's distinct destinations,
+//! each destination's distinct sources, each (source, destination)'s distinct ports —
+//! is counted from the frames' truth ([`EpochSpreads`], [`epoch_spreads`]); the
+//! participants a class set out to make (its scanners, victims) are [`designed`].
 //!
 //! The files follow a frame's life: `gen.rs` (the loop: pick a flow, a size, maybe a
-//! damage), `class.rs` (the traffic classes), `flows.rs` (a flow's fixed fields, from
-//! its id), `frames.rs` (the bytes, with the `Layout` record of what was written),
-//! `damage.rs` (what is done to a built frame), `truth.rs` (the oracle: a layout's
-//! expected outcome, and the [`FrameTruth`] record) and `truth_file.rs` (its CSV form,
-//! `loxo gen`'s truth file).
+//! damage), `class.rs` (the traffic classes), `attack.rs` (the scan and DDoS classes'
+//! frames and designed participants), `flows.rs` (a flow's fixed fields, from its id),
+//! `frames.rs` (the bytes, with the `Layout` record of what was written), `damage.rs`
+//! (what is done to a built frame), `truth.rs` (the oracle: a layout's expected
+//! outcome, and the [`FrameTruth`] record), `truth_file.rs` (its CSV form, `loxo gen`'s
+//! truth file), `participants.rs` (the spreads per epoch) and `participants_file.rs`
+//! (their CSV form, `loxo gen`'s participants file).
 
 mod attack;
 #[cfg(test)]
