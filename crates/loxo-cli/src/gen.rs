@@ -46,7 +46,8 @@ use pcap_file::pcap::{PcapPacket, PcapWriter};
 #[command(
     override_usage = "loxo gen -o <OUT.pcap> [-n PACKETS] [OPTIONS]",
     after_help = "Examples:
-  loxo gen -o trace.pcap                   1 000 000 frames of 100 000 Zipf(1) flows, and trace.truth.csv
+  loxo gen -o trace.pcap                   1 000 000 frames of 100 000 Zipf(1) flows, and
+                                           trace.truth.csv, trace.participants.csv
   loxo gen -o small.pcap -n 10000 -f 500 --seed 7
   loxo gen -o dirty.pcap -n 100000 --malformed 0.01 --flood 0.1 --extensions 0.2
   loxo gen -o flood.pcap -n 16384 --class flood-v4   90 % one-packet flows from random IPv4 sources
@@ -107,9 +108,9 @@ pub(crate) struct Args {
     /// Use heavy-tailed Pareto(shape) flow sizes instead of Zipf.
     #[arg(long)]
     pareto: Option<f64>,
-    /// Share (0..=1) of scan/flood packets [default: 0.9 with a flood or DDoS class
-    /// (flood-v4, flood-v6, syn-flood, ddos-*), 0.5 with hscan and vscan, 0.04 with
-    /// scan-hidden, else 0: each a fresh unique key].
+    /// Share (0..=1) of attack frames: a flood, scan or DDoS class's, else scan/flood
+    /// packets each with a fresh unique key [default: 0.9 with flood-v4, flood-v6,
+    /// syn-flood and ddos-*, 0.5 with hscan and vscan, 0.04 with scan-hidden, else 0].
     #[arg(long)]
     flood: Option<f64>,
     /// Share (0..=1) of malformed frames; the exact number is printed.

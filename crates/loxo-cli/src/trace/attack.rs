@@ -109,7 +109,7 @@ impl TrafficClass {
         match self {
             Self::HScan => Some(Scan::Horizontal),
             Self::VScan => Some(Scan::Vertical { v6: i % 2 == 1 }),
-            Self::ScanHidden if i % 2 == 0 => Some(Scan::Horizontal),
+            Self::ScanHidden if i.is_multiple_of(2) => Some(Scan::Horizontal),
             Self::ScanHidden => Some(Scan::Vertical { v6: i % 4 == 3 }),
             _ => None,
         }
