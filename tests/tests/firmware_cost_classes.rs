@@ -120,7 +120,7 @@ fn measure_classes(enforce: bool) {
     assert_eq!(epochs.len(), classes.len(), "one epoch per class");
     assert_eq!(costs.len(), classes.len(), "one epoch_cost line per epoch");
 
-    println!("class      |  mean |   p50 |   p99 | p99.9 |   max  (instructions per frame)");
+    println!("class       |  mean |   p50 |   p99 | p99.9 |   max  (instructions per frame)");
     let mut over = Vec::new();
     for (n, (&class, want)) in classes.iter().zip(&expected).enumerate() {
         let n = n as u64;
@@ -132,7 +132,7 @@ fn measure_classes(enforce: bool) {
             "{class}: {c:?}"
         );
         println!(
-            "{:<10} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5}",
+            "{:<11} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5}",
             class.name(),
             c.mean,
             c.p50,
