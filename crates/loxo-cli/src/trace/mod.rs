@@ -89,7 +89,8 @@ pub struct TraceConfig {
     pub flows: u32,
     /// Flow popularity.
     pub popularity: Popularity,
-    /// Share of packets (0..=1) that are scan/flood packets with a fresh unique key.
+    /// Share of packets (0..=1) that are scan/flood packets: a flood, scan or DDoS
+    /// class's attack frames, else each with a fresh unique key outside the population.
     pub flood: f64,
     /// Share of frames (0..=1) that are malformed.
     pub malformed: f64,
@@ -136,7 +137,7 @@ pub struct TraceStats {
     pub malformed: u64,
     /// Frames that are not IP (expected [`Parsed::NotIp`](loxo_flow::Parsed::NotIp)).
     pub not_ip: u64,
-    /// Flood/scan frames (unique keys).
+    /// Flood/scan frames (keys outside the population).
     pub flood: u64,
     /// Frames the generator damaged (most become malformed; a damaged non-IP frame
     /// stays non-IP unless cut below 14 bytes, a cut into Ethernet padding or a length
