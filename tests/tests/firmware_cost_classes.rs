@@ -12,9 +12,11 @@
 //! Classes (`loxo gen --class`, `loxo_cli::trace::TrafficClass`): 90 % floods of
 //! one-packet flows from random IPv4 sources, the same over IPv6, a SYN flood (random
 //! source ports), minimum-size frames, IPv6 with extension headers, VLAN/QinQ,
-//! non-first fragments, and last the demo's own mix (Zipf(1) over 10 000 flows, 1 %
-//! malformed: the frames `cargo xtask demo` replays). Every class but the flood's
-//! share is the demo's population (Zipf(1), 10 000 flows, seed 7).
+//! non-first fragments, horizontal and vertical scans (50 %), distributed floods from
+//! spoofed IPv4 / IPv6 sources onto one victim and onto four (90 %), scanners hidden
+//! in the mix (4 %), and last the demo's own mix (Zipf(1) over 10 000 flows, 1 %
+//! malformed: the frames `cargo xtask demo` replays). Every class but the attack
+//! frames' share is the demo's population (Zipf(1), 10 000 flows, seed 7).
 //!
 //! The test also checks that each epoch is the class it was fed (the `epoch:` line's
 //! frames and IP packets are that class's, from the generator's truth) and that the
@@ -118,7 +120,7 @@ fn measure_classes(enforce: bool) {
     assert_eq!(epochs.len(), classes.len(), "one epoch per class");
     assert_eq!(costs.len(), classes.len(), "one epoch_cost line per epoch");
 
-    println!("class      |  mean |   p50 |   p99 | p99.9 |   max  (instructions per frame)");
+    println!("class       |  mean |   p50 |   p99 | p99.9 |   max  (instructions per frame)");
     let mut over = Vec::new();
     for (n, (&class, want)) in classes.iter().zip(&expected).enumerate() {
         let n = n as u64;
@@ -130,7 +132,7 @@ fn measure_classes(enforce: bool) {
             "{class}: {c:?}"
         );
         println!(
-            "{:<10} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5}",
+            "{:<11} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5}",
             class.name(),
             c.mean,
             c.p50,

@@ -10,7 +10,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_cli::exact::Exact;
-use loxo_cli::trace::{generate_with_truth, FrameTruth, Popularity, TraceConfig, TrafficClass};
+use loxo_cli::trace::{
+    generate_with_truth, Attack, FrameTruth, Popularity, TraceConfig, TrafficClass,
+};
 use loxo_flow::{Config, EpochPolicy, FlowMonitor, Report, ShareOf, Theta, FLOWS_P, SOURCES_P};
 use loxo_tests::hll_theory::check_estimate;
 use proptest::prelude::*;
@@ -44,7 +46,7 @@ proptest! {
     ) {
         let cfg = TraceConfig {
             packets, flows, popularity: Popularity::Zipf(alpha), flood, malformed, seed, extensions,
-            class,
+            class, attack: Attack::default(),
         };
         let share_of = if by_packets { ShareOf::Packets } else { ShareOf::Bytes };
         let theta = Theta::new(theta_ppm, 1_000_000).unwrap();

@@ -9,15 +9,18 @@ use std::str::FromStr;
 
 use loxo_core::mix64;
 
+use super::attack::Attack;
 use super::flows::{Extensions, FlowSpec};
 
 /// The traffic a trace is made of (`TraceConfig::class`).
 ///
-/// [`Mix`](Self::Mix), the default, is the classic trace. The flood classes shape the
-/// flood frames (`TraceConfig::flood`: `loxo gen` defaults it to
-/// [`default_flood`](Self::default_flood), 90 %, for them) and leave the other frames
-/// the classic Zipf/Pareto population; the other classes reshape every frame of the
-/// population (and the flood frames, if any).
+/// [`Mix`](Self::Mix), the default, is the classic trace. The flood, scan and DDoS
+/// classes shape the flood frames (`TraceConfig::flood`: `loxo gen` defaults it to
+/// [`default_flood`](Self::default_flood), 90 % for a flood or DDoS, 50 % for a scan,
+/// 4 % for hidden scanners) and leave the other frames the classic Zipf/Pareto
+/// population; the other classes reshape every frame of the population (and the
+/// flood frames, if any). The scan and DDoS classes' participants (scanners, victims:
+/// `TraceConfig::attack`) are named by [`designed`](super::designed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TrafficClass {
     /// The classic mix: IPv4/IPv6 (80/20), untagged/802.1Q/QinQ (87/10/3),
@@ -47,15 +50,49 @@ pub enum TrafficClass {
     VlanQinq,
     /// Every frame of the population a non-first fragment (ports 0 in its key).
     Fragments,
+    /// Horizontal scans: flood frames are TCP SYNs from a few scanners (4 unless
+    /// `Attack::scanners`; 198.51.100.1, .2, …), each to a different IPv4 destination
+    /// (the whole 32-bit space, one packet each) on the scanner's one port (22, 23,
+    /// 80, 443, 445, 3389, 5900, 8080 by scanner); 50 % of the frames by default.
+    HScan,
+    /// Vertical scans: flood frames are TCP SYNs from a few scanners (2 unless
+    /// `Attack::scanners`; IPv4 and IPv6 in turn), each probing the ports 1..=65535 of
+    /// its own target in an order of its own, one source port per scanner; 50 % of the
+    /// frames by default.
+    VScan,
+    /// A distributed flood onto one IPv4 victim (192.0.2.10; `Attack::victims` for more:
+    /// .11, .12, …): one-packet flows from spoofed sources (the whole 32-bit space,
+    /// every frame a different one unless `Attack::spread`), UDP to 53 or 123, TCP SYN
+    /// to 80 or 443; 90 % of the frames by default.
+    DdosV4,
+    /// [`DdosV4`](Self::DdosV4) over IPv6: spoofed 128-bit sources onto 2001:db8::10
+    /// (and ::11, … with more victims).
+    DdosV6,
+    /// [`DdosV4`](Self::DdosV4) onto several victims (4 unless `Attack::victims`),
+    /// IPv4 and IPv6 in turn, each flooded from spoofed sources of its family.
+    DdosMulti,
+    /// Scanners hidden in the classic mix: 4 % of the frames (by default) from 4
+    /// scanners (unless `Attack::scanners`), the even ones horizontal as in
+    /// [`HScan`](Self::HScan), the odd ones vertical as in [`VScan`](Self::VScan)
+    /// (IPv4, IPv6 in turn).
+    ScanHidden,
 }
 
-/// Share of flood frames `loxo gen` uses for a flood class when `--flood` is not given.
+/// Share of flood frames `loxo gen` uses for a flood or DDoS class when `--flood` is
+/// not given.
 const FLOOD_SHARE: f64 = 0.9;
+/// The same for a scan class: a few scanners with thousands of elements each in a
+/// 16 384-frame epoch.
+const SCAN_SHARE: f64 = 0.5;
+/// The same for hidden scanners: 1 % of the frames each at the default 4 scanners,
+/// about 160 elements per 16 384-frame epoch, a few per cent of its distinct (key,
+/// element) pairs.
+const HIDDEN_SHARE: f64 = 0.04;
 
 /// The flood victim's IPv4 address (TEST-NET-1).
-const VICTIM_V4: [u8; 4] = [192, 0, 2, 10];
+pub(super) const VICTIM_V4: [u8; 4] = [192, 0, 2, 10];
 /// The flood victim's IPv6 address (documentation prefix).
-const VICTIM_V6: [u8; 16] = [
+pub(super) const VICTIM_V6: [u8; 16] = [
     0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
 ];
 /// The SYN flood's sources: 198.18.0.0/20 (the benchmarking range).
@@ -65,7 +102,7 @@ const SYN_POOL: u32 = 1 << 12;
 
 impl TrafficClass {
     /// Every class, in the order of their names in `loxo gen --help`.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 14] = [
         Self::Mix,
         Self::FloodV4,
         Self::FloodV6,
@@ -74,6 +111,12 @@ impl TrafficClass {
         Self::Ipv6Ext,
         Self::VlanQinq,
         Self::Fragments,
+        Self::HScan,
+        Self::VScan,
+        Self::DdosV4,
+        Self::DdosV6,
+        Self::DdosMulti,
+        Self::ScanHidden,
     ];
 
     /// The class's name (`loxo gen --class NAME`).
@@ -87,27 +130,41 @@ impl TrafficClass {
             Self::Ipv6Ext => "ipv6-ext",
             Self::VlanQinq => "vlan-qinq",
             Self::Fragments => "fragments",
+            Self::HScan => "hscan",
+            Self::VScan => "vscan",
+            Self::DdosV4 => "ddos-v4",
+            Self::DdosV6 => "ddos-v6",
+            Self::DdosMulti => "ddos-multi",
+            Self::ScanHidden => "scan-hidden",
         }
     }
 
-    /// Whether the class shapes the flood frames (and only them).
+    /// Whether the class shapes the flood frames (and only them): a flood, scan or
+    /// DDoS class.
     pub const fn is_flood(self) -> bool {
         matches!(self, Self::FloodV4 | Self::FloodV6 | Self::SynFlood)
+            || self.is_scan()
+            || self.is_ddos()
     }
 
     /// The flood share `loxo gen` uses when `--flood` is not given: 0.9 for a flood
-    /// class, else 0.
+    /// or DDoS class, 0.5 for a scan class, 0.04 for hidden scanners, else 0.
     pub const fn default_flood(self) -> f64 {
-        if self.is_flood() {
-            FLOOD_SHARE
-        } else {
-            0.0
+        match self {
+            Self::ScanHidden => HIDDEN_SHARE,
+            Self::HScan | Self::VScan => SCAN_SHARE,
+            c if c.is_flood() => FLOOD_SHARE,
+            _ => 0.0,
         }
     }
 
-    /// The spec of flood frame `n` (its index in the trace), for a flood class.
-    pub(super) fn flood_spec(self, seed: u64, n: u64) -> Option<FlowSpec> {
+    /// The spec of flood frame `n` (its index in the trace), for a flood, scan or
+    /// DDoS class (`attack`: the scan and DDoS classes' participants).
+    pub(super) fn flood_spec(self, seed: u64, attack: &Attack, n: u64) -> Option<FlowSpec> {
         let h = mix64(seed ^ 0x00c1_a55f_100d ^ mix64(n));
+        if self.is_scan() || self.is_ddos() {
+            return self.attack_spec(attack, seed, n, h);
+        }
         let mut src = [0u8; 16];
         let mut dst = [0u8; 16];
         let (v6, proto, dport) = match self {
@@ -150,7 +207,7 @@ impl TrafficClass {
 
 /// A 32-bit value that differs for every `n` below 2^32: a bijection of `n`'s low 32
 /// bits (xor, odd multiplications and xor-shifts each are one), keyed by `seed`.
-fn distinct32(seed: u64, n: u64) -> u32 {
+pub(super) fn distinct32(seed: u64, n: u64) -> u32 {
     let mut x = (n as u32) ^ (seed as u32);
     x = x.wrapping_mul(0x9e37_79b1);
     x ^= x >> 15;

@@ -260,3 +260,63 @@ fn mix_is_the_classic_trace() {
         [454_178_056_272_927_179, 8_043_232_835_269_099_409]
     );
 }
+
+/// The classes made before the scan and DDoS classes, byte for byte: for each, the
+/// digests of `loxo gen -n 20000 -f 3000 --seed 5 --class C` and of `loxo gen -n
+/// 20000 -f 700 --malformed 0.1 --extensions 0.3 --flood 0.2 --seed 11 --class C`,
+/// computed from the pcap and truth files the generator before those classes wrote
+/// (commit 9c8462c).
+#[test]
+fn the_earlier_classes_are_unchanged() {
+    fn plain(class: TrafficClass) -> TraceConfig {
+        TraceConfig {
+            packets: 20_000,
+            flows: 3_000,
+            flood: class.default_flood(),
+            seed: 5,
+            class,
+            ..TraceConfig::default()
+        }
+    }
+    fn dirty(class: TrafficClass) -> TraceConfig {
+        TraceConfig {
+            flows: 700,
+            malformed: 0.1,
+            extensions: 0.3,
+            flood: 0.2,
+            seed: 11,
+            ..plain(class)
+        }
+    }
+    let earlier = &TrafficClass::ALL[..8];
+    assert!(earlier.iter().all(|c| !c.is_scan() && !c.is_ddos()));
+    let digests = |cfg: fn(TrafficClass) -> TraceConfig| -> Vec<u64> {
+        earlier.iter().map(|&c| digest(&cfg(c))).collect()
+    };
+    assert_eq!(
+        digests(plain),
+        [
+            5_847_835_296_610_995_068,
+            11_371_134_766_612_094_412,
+            6_970_170_489_118_360_154,
+            10_554_670_187_943_593_794,
+            10_428_194_906_270_425_603,
+            14_260_981_680_320_179_697,
+            8_828_302_605_920_398_040,
+            9_202_494_153_973_497_046,
+        ]
+    );
+    assert_eq!(
+        digests(dirty),
+        [
+            17_980_356_416_739_532_213,
+            12_775_561_838_583_410_915,
+            6_636_077_821_553_138_909,
+            13_978_898_848_999_854_041,
+            17_115_358_103_127_523_502,
+            14_715_334_430_935_277_959,
+            5_063_391_841_678_853_836,
+            3_927_154_176_615_268_529,
+        ]
+    );
+}

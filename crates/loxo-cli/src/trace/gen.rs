@@ -102,10 +102,12 @@ pub fn generate_with_truth<E>(
         } else if is_flood {
             // Scan/flood: a unique key (a flood class's, else a flow id outside the
             // population), minimum size.
-            let spec = class.flood_spec(cfg.seed, n).unwrap_or_else(|| {
-                let id = u64::from(cfg.flows) + n;
-                flow_spec(cfg.seed ^ 0xf100d, id, cfg.extensions, class)
-            });
+            let spec = class
+                .flood_spec(cfg.seed, &cfg.attack, n)
+                .unwrap_or_else(|| {
+                    let id = u64::from(cfg.flows) + n;
+                    flow_spec(cfg.seed ^ 0xf100d, id, cfg.extensions, class)
+                });
             st.flood += 1;
             shape.size = if min_size { MIN_FRAME } else { 64 };
             shape.padded = extended || min_size;

@@ -1,6 +1,6 @@
 //! Seeded synthetic traffic with its own ground truth: Ethernet frames over a Zipf or
 //! Pareto flow population, with a mix of IPv4/IPv6/VLAN/QinQ, TCP/UDP/ICMP, non-first
-//! fragments, an optional scan/flood share of unique-key packets, an optional share of
+//! fragments, an optional scan/flood share of attack packets, an optional share of
 //! malformed frames and (opt-in) IPv4 options, IPv6 extension-header chains, AH/ESP,
 //! Ethernet padding and more non-IP link layers.
 //!
@@ -21,17 +21,28 @@
 //! byte-for-byte those of the generator before it kept a truth.
 //!
 //! A [`TrafficClass`] (`loxo gen --class`) reshapes the flood frames (random-source
-//! IPv4/IPv6 floods, a SYN flood) or every frame (minimum size, IPv6 extension
-//! chains, VLAN/QinQ tags, fragments); [`TrafficClass::Mix`], the default, is the
-//! classic trace, unchanged.
+//! IPv4/IPv6 floods, a SYN flood, horizontal and vertical scans, distributed floods
+//! onto one or several victims, scanners hidden in the mix) or every frame (minimum
+//! size, IPv6 extension chains, VLAN/QinQ tags, fragments); [`TrafficClass::Mix`], the
+//! default, is the classic trace, unchanged.
+//!
+//! The truth of every participant — per epoch, each source's distinct destinations,
+//! each destination's distinct sources, each (source, destination)'s distinct ports —
+//! is counted from the frames' truth ([`EpochSpreads`], [`epoch_spreads`]); the
+//! participants a class set out to make (its scanners, victims) are [`designed`].
 //!
 //! The files follow a frame's life: `gen.rs` (the loop: pick a flow, a size, maybe a
-//! damage), `class.rs` (the traffic classes), `flows.rs` (a flow's fixed fields, from
-//! its id), `frames.rs` (the bytes, with the `Layout` record of what was written),
-//! `damage.rs` (what is done to a built frame), `truth.rs` (the oracle: a layout's
-//! expected outcome, and the [`FrameTruth`] record) and `truth_file.rs` (its CSV form,
-//! `loxo gen`'s truth file).
+//! damage), `class.rs` (the traffic classes), `attack.rs` (the scan and DDoS classes'
+//! frames and designed participants), `flows.rs` (a flow's fixed fields, from its id),
+//! `frames.rs` (the bytes, with the `Layout` record of what was written), `damage.rs`
+//! (what is done to a built frame), `truth.rs` (the oracle: a layout's expected
+//! outcome, and the [`FrameTruth`] record), `truth_file.rs` (its CSV form, `loxo gen`'s
+//! truth file), `participants.rs` (the spreads per epoch) and `participants_file.rs`
+//! (their CSV form, `loxo gen`'s participants file).
 
+mod attack;
+#[cfg(test)]
+mod attack_tests;
 mod class;
 #[cfg(test)]
 mod class_tests;
@@ -39,14 +50,24 @@ mod damage;
 mod flows;
 mod frames;
 mod gen;
+mod participants;
+mod participants_file;
+#[cfg(test)]
+mod participants_tests;
 #[cfg(test)]
 mod tests;
 mod truth;
 mod truth_file;
 
+pub use attack::{designed, Attack, MAX_PARTICIPANTS};
 pub use class::{TrafficClass, UnknownClass};
 pub use damage::Damage;
 pub use gen::{generate, generate_with_truth};
+pub use participants::{epoch_spreads, EpochSpreads, Role, SpreadKey};
+pub use participants_file::{
+    participant_rows, participants_path, read_participants, write_participants,
+    write_participants_header, ParticipantRow, PARTICIPANTS_HEADER,
+};
 pub use truth::{Expected, FrameTruth};
 pub use truth_file::{read_truth, truth_path, write_truth_header, TruthParseError, TRUTH_HEADER};
 
@@ -68,7 +89,8 @@ pub struct TraceConfig {
     pub flows: u32,
     /// Flow popularity.
     pub popularity: Popularity,
-    /// Share of packets (0..=1) that are scan/flood packets with a fresh unique key.
+    /// Share of packets (0..=1) that are scan/flood packets: a flood, scan or DDoS
+    /// class's attack frames, else each with a fresh unique key outside the population.
     pub flood: f64,
     /// Share of frames (0..=1) that are malformed.
     pub malformed: f64,
@@ -85,6 +107,9 @@ pub struct TraceConfig {
     /// The traffic class: how the flood frames, or all frames, are shaped
     /// ([`TrafficClass::Mix`], the default, keeps the classic trace).
     pub class: TrafficClass,
+    /// A scan or DDoS class's participants: how many scanners or victims, how many
+    /// elements each (the default: the class's).
+    pub attack: Attack,
 }
 
 impl Default for TraceConfig {
@@ -98,6 +123,7 @@ impl Default for TraceConfig {
             seed: 1,
             extensions: 0.0,
             class: TrafficClass::Mix,
+            attack: Attack::default(),
         }
     }
 }
@@ -111,7 +137,7 @@ pub struct TraceStats {
     pub malformed: u64,
     /// Frames that are not IP (expected [`Parsed::NotIp`](loxo_flow::Parsed::NotIp)).
     pub not_ip: u64,
-    /// Flood/scan frames (unique keys).
+    /// Flood/scan frames (keys outside the population).
     pub flood: u64,
     /// Frames the generator damaged (most become malformed; a damaged non-IP frame
     /// stays non-IP unless cut below 14 bytes, a cut into Ethernet padding or a length

@@ -58,9 +58,15 @@ impl fmt::Display for FrameTruth {
     }
 }
 
-/// Why a truth-file row was not understood.
+/// Why a row of a truth or participants file was not understood.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TruthParseError(String);
+
+impl TruthParseError {
+    pub(super) const fn new(message: String) -> Self {
+        Self(message)
+    }
+}
 
 impl fmt::Display for TruthParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
