@@ -215,7 +215,10 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     blocklisted_flows: u64,
     epoch: u32,
     frames: u64,
-    packets: u64,
+    /// Frames whose headers the capture's snap length cut
+    /// ([`feed_captured`](Self::feed_captured)). The epoch's packets are not counted
+    /// per frame: they are the frames less these, `not_ip` and the errors.
+    snapped: u64,
     bytes: u64,
     fragments: u64,
     not_ip: u64,
@@ -351,7 +354,7 @@ impl<const N: usize> FlowMonitor<N> {
             blocklisted_flows: 0,
             epoch: 0,
             frames: 0,
-            packets: 0,
+            snapped: 0,
             bytes: 0,
             fragments: 0,
             not_ip: 0,
@@ -575,6 +578,7 @@ impl<const N: usize> FlowMonitor<N> {
             ),
             Err(CapturedError::Snapped { .. }) => {
                 self.frames = self.frames.saturating_add(1);
+                self.snapped = self.snapped.saturating_add(1);
                 self.epoch_full()
             }
         }
@@ -686,7 +690,6 @@ impl<const N: usize> FlowMonitor<N> {
                         }
                     }
                 }
-                self.packets = self.packets.saturating_add(1);
                 self.bytes = self.bytes.saturating_add(u64::from(len));
                 if f.fragment {
                     self.fragments = self.fragments.saturating_add(1);
@@ -702,11 +705,23 @@ impl<const N: usize> FlowMonitor<N> {
         epoch_packets != 0 && self.frames >= u64::from(epoch_packets)
     }
 
+    /// This epoch's IP packets: every frame fed is one of them, a non-IP frame, a
+    /// malformed one or one the snap length cut (each counted apart).
+    fn packets(&self) -> u64 {
+        let apart = self
+            .errors
+            .iter()
+            .fold(self.not_ip.saturating_add(self.snapped), |a, &e| {
+                a.saturating_add(e)
+            });
+        self.frames.saturating_sub(apart)
+    }
+
     /// The other measure's total in the sketch: this epoch's packets (θ a share of
     /// bytes) or bytes, plus what [`EpochPolicy::Halve`] carries from earlier epochs.
     fn other_total(&self) -> u64 {
         let epoch = match self.config.share_of {
-            ShareOf::Bytes => self.packets,
+            ShareOf::Bytes => self.packets(),
             ShareOf::Packets => self.bytes,
         };
         epoch.saturating_add(self.carried_other)
@@ -787,7 +802,7 @@ impl<const N: usize> FlowMonitor<N> {
     pub fn end_epoch(&mut self, out: &mut Report<N>) {
         out.epoch = self.epoch;
         out.frames = self.frames;
-        out.packets = self.packets;
+        out.packets = self.packets();
         out.bytes = self.bytes;
         out.fragments = self.fragments;
         out.not_ip = self.not_ip;
@@ -854,7 +869,7 @@ impl<const N: usize> FlowMonitor<N> {
         self.blocklisted_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
-        self.packets = 0;
+        self.snapped = 0;
         self.bytes = 0;
         self.fragments = 0;
         self.not_ip = 0;
