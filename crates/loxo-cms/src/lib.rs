@@ -69,7 +69,6 @@ mod space_saving;
 mod tiered;
 mod topk;
 mod wire;
-mod wire_key;
 
 pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
 pub use count_sketch::CountSketch;
@@ -81,4 +80,6 @@ pub use merge::{MergeFull, MergedEntry, SpaceSavingMerge};
 pub use space_saving::SpaceSaving;
 pub use tiered::{TieredTopK, COLD_EPOCH_SHIFT};
 pub use topk::{CmsTopK, TopK};
-pub use wire_key::WireKey;
+/// The key encoding of the top-k summaries' frames (defined in `loxo-core`, shared
+/// with the spread sketch).
+pub use loxo_core::WireKey;
