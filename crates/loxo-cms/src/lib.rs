@@ -76,10 +76,10 @@ pub use entry::Entry;
 pub use heap::Slot;
 pub use heavy_guardian::HeavyGuardian;
 pub use heavy_keeper::{HeavyKeeper, DECAY_BASE, DECAY_BASE_PERCENT};
+/// The key encoding of the top-k summaries' frames (defined in `loxo-core`, shared
+/// with the spread sketch).
+pub use loxo_core::WireKey;
 pub use merge::{MergeFull, MergedEntry, SpaceSavingMerge};
 pub use space_saving::SpaceSaving;
 pub use tiered::{TieredTopK, COLD_EPOCH_SHIFT};
 pub use topk::{CmsTopK, TopK};
-/// The key encoding of the top-k summaries' frames (defined in `loxo-core`, shared
-/// with the spread sketch).
-pub use loxo_core::WireKey;
