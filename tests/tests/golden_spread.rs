@@ -57,9 +57,14 @@ fn check_layout(stored: &[u8], s: &FanOut) {
     assert_eq!(h.seed_fingerprint, SEED.fingerprint());
     let p = frame.payload();
     let bitmap = &p[128..136];
-    let set: Vec<usize> = (0..64).filter(|&c| bitmap[c / 8] >> (c % 8) & 1 == 1).collect();
+    let set: Vec<usize> = (0..64)
+        .filter(|&c| bitmap[c / 8] >> (c % 8) & 1 == 1)
+        .collect();
     assert_eq!(set.len(), s.occupied());
-    assert_eq!(stored.len(), HEADER_LEN + 128 + 8 + 24 * set.len() + TRAILER_LEN);
+    assert_eq!(
+        stored.len(),
+        HEADER_LEN + 128 + 8 + 24 * set.len() + TRAILER_LEN
+    );
     for (r, &c) in p[136..].chunks_exact(24).zip(&set) {
         let priority = u32::from_le_bytes(r[4..8].try_into().unwrap());
         // (cell·2³² + priority) is a multiple of the cell count.
@@ -107,8 +112,7 @@ fn merged_halves_are_the_whole() {
     s.merge(&fan_out(Some(1))).unwrap();
     assert!(s == fan_out(None));
     let len = s.encoded_len();
-    let (_, stored) =
-        golden_round_trip!("spread_merged.bin", s.clone(), FanOut::new(SEED), len);
+    let (_, stored) = golden_round_trip!("spread_merged.bin", s.clone(), FanOut::new(SEED), len);
     let whole = std::fs::read(loxo_tests::golden::path("spread_fan_out.bin")).unwrap();
     assert_eq!(stored, whole);
     // And merged from bytes, in place.
