@@ -12,31 +12,31 @@ pub(crate) struct Record<R> {
     pub(crate) key: R,
 }
 
-/// Calls `f(record, sampled)` once per distinct key among the records (at its first
-/// cell), `sampled` the number of cells that key holds.
+/// Calls `f(record)` once per distinct key among the records, at its first cell.
 ///
-/// O(occupied²) tag comparisons (a key comparison only on equal tags): 130 000 for
-/// 512 cells, run at report time only.
-pub(crate) fn for_each_key<R: PartialEq + Copy, I>(records: &I, mut f: impl FnMut(Record<R>, u32))
+/// O(occupied²/2) tag comparisons (a key comparison only on equal tags): 8 000 for
+/// 128 cells, 130 000 for 512, at report time only.
+pub(crate) fn for_each_key<R: PartialEq + Copy, I>(records: &I, mut f: impl FnMut(Record<R>))
 where
     I: Iterator<Item = Record<R>> + Clone,
 {
     for (n, r) in records.clone().enumerate() {
-        let mut first = true;
-        let mut sampled = 0u32;
-        for (m, o) in records.clone().enumerate() {
-            if o.tag == r.tag && o.key == r.key {
-                if m < n {
-                    first = false;
-                    break;
-                }
-                sampled += 1;
-            }
-        }
-        if first {
-            f(r, sampled);
+        let seen = records
+            .clone()
+            .take(n)
+            .any(|o| o.tag == r.tag && o.key == r.key);
+        if !seen {
+            f(r);
         }
     }
+}
+
+/// How many of the records hold the key `key` with tag `tag`.
+pub(crate) fn cells_of<R: PartialEq, I>(records: I, tag: u32, key: &R) -> u32
+where
+    I: Iterator<Item = Record<R>>,
+{
+    records.filter(|o| o.tag == tag && o.key == *key).count() as u32
 }
 
 /// The distinct pairs estimated from the records of a sketch with `cells` cells.
@@ -68,7 +68,9 @@ mod tests {
                 key,
             });
         let mut seen = Vec::new();
-        for_each_key(&recs.iter().copied(), |r, n| seen.push((r.key, n)));
+        for_each_key(&recs.iter().copied(), |r| {
+            seen.push((r.key, cells_of(recs.iter().copied(), r.tag, &r.key)));
+        });
         assert_eq!(seen, [('a', 3), ('b', 2), ('c', 1)]);
     }
 }

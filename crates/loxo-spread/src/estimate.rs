@@ -26,7 +26,7 @@
 //! The estimate `n̂ = S·â` maximises the log-likelihood of the key's register
 //! histogram (concave in `a`: Newton's method inside a bisection bracket); its
 //! standard error is `√(S / i(â))`, `i` the expected Fisher information of one
-//! register. Both are computed in `f64` at report time only.
+//! register. Both are computed in `f32` at report time only.
 //!
 //! # Distinct pairs
 //!
@@ -75,7 +75,7 @@ use crate::pool::{Histogram, LEVELS};
 
 /// `b[v] = 2^−(v−1)` for `v` in 1 ..= 15: how fast register value `v` is passed.
 /// `b[0] = b[16] = 0`: `P(value < 0) = 0` and `P(value < 16) = 1` do not move.
-const fn rates() -> [f64; LEVELS + 1] {
+const fn rates() -> [f32; LEVELS + 1] {
     let mut b = [0.0; LEVELS + 1];
     let mut v = 1;
     let mut x = 1.0;
@@ -86,61 +86,103 @@ const fn rates() -> [f64; LEVELS + 1] {
     }
     b
 }
-const B: [f64; LEVELS + 1] = rates();
+const B: [f32; LEVELS + 1] = rates();
 
 /// The smallest per-register load the estimator tells from zero.
-const A_MIN: f64 = 1e-9;
+const A_MIN: f32 = 1e-9;
 /// Above this per-register load every register is at the cap: no information.
-const A_MAX: f64 = (1u64 << 40) as f64;
+const A_MAX: f32 = (1u64 << 40) as f32;
 
 /// The per-register model at load `a`: `G[v] = P(value < v)` for `v` in 0 ..= 16.
+///
+/// Single precision: a Cortex-M4F computes it in hardware (a double would be
+/// emulated, about 20 times slower), and its rounding (below 10⁻⁵ relative, see
+/// [`levels`](Self::levels)) is far below any estimate's standard error.
 struct Model {
-    f: [f64; LEVELS + 1],
+    /// `F(v)`, `v` in 0 ..= 16.
+    f: [f32; LEVELS + 1],
+    /// `F(v + 1) − F(v)`, the noise's mass at `v`, `v` in 0 ..= 15 (not a difference
+    /// of two sums near 1).
+    mass: [f32; LEVELS],
 }
 
 impl Model {
-    /// `F(v)` from the noise histogram (the pool without the key's registers).
-    fn new(noise: &Histogram) -> Self {
-        let total: f64 = noise.iter().map(|&n| f64::from(n)).sum();
+    /// `F(v)` from the histogram of the pool without the key's registers.
+    fn new(pool: &Histogram, key: &Histogram) -> Self {
+        let mut noise = [0f32; LEVELS];
+        for ((n, &p), &k) in noise.iter_mut().zip(pool).zip(key) {
+            *n = p.saturating_sub(k) as f32;
+        }
+        let total: f32 = noise.iter().sum();
         let mut f = [1.0; LEVELS + 1];
+        let mut mass = [0.0; LEVELS];
         f[0] = 0.0;
         if total > 0.0 {
             let mut acc = 0.0;
             for v in 1..LEVELS {
-                acc += f64::from(noise[v - 1]);
+                acc += noise[v - 1];
                 f[v] = acc / total;
             }
+            for (m, n) in mass.iter_mut().zip(noise) {
+                *m = n / total;
+            }
+        } else {
+            mass[0] = 1.0;
         }
-        Self { f }
+        Self { f, mass }
     }
 
-    /// `G[v]` at load `a`: `exp(−a·b_v)·F(v)`, the exponentials by repeated squaring
-    /// from the smallest rate (one `exp` per evaluation).
-    fn g(&self, a: f64) -> [f64; LEVELS + 1] {
-        let mut g = [0.0; LEVELS + 1];
-        let mut e = libm::exp(-a * B[LEVELS - 1]);
-        for v in (1..LEVELS).rev() {
-            g[v] = e * self.f[v];
-            e *= e;
+    /// `e[v] = exp(−a·b_v)` and `m[v] = 1 − e[v]` for `v` in 1 ..= 15 (`e[16] = 1`,
+    /// `m[16] = 0`): two anchors (`v` = 8 and 15) from `expf` / `expm1f`, the other
+    /// levels by `e_v = e_{v+1}²` and `m_v = m_{v+1}·(2 − m_{v+1})`. The second
+    /// recurrence keeps `m`'s relative error; the first doubles `e`'s at most seven
+    /// times (below 10⁻⁵ relative).
+    fn levels(a: f32) -> ([f32; LEVELS + 1], [f32; LEVELS + 1]) {
+        let mut e = [1.0f32; LEVELS + 1];
+        let mut m = [0.0f32; LEVELS + 1];
+        for (top, bottom) in [(LEVELS - 1, 9), (8, 1)] {
+            let (mut x, mut y) = (libm::expf(-a * B[top]), -libm::expm1f(-a * B[top]));
+            for v in (bottom..=top).rev() {
+                e[v] = x;
+                m[v] = y;
+                x *= x;
+                y *= 2.0 - y;
+            }
         }
-        g[LEVELS] = 1.0;
-        g
+        (e, m)
     }
 
     /// `(L′(a), L″(a))` of the key's histogram `c` (the derivatives of its
     /// log-likelihood in `a`), and the expected Fisher information of one register.
-    fn derivatives(&self, c: &Histogram, a: f64) -> (f64, f64, f64) {
-        let g = self.g(a);
+    ///
+    /// `L` is concave: each `P(value = v) = F(v+1)·e^(−a·b_{v+1}) − F(v)·e^(−a·b_v)`
+    /// is log-concave in `a` (a positive difference of two exponentials with the
+    /// faster one subtracted), so `L′` decreases and its sign at any load says on
+    /// which side of it the maximum lies.
+    ///
+    /// `P(value = v)` is formed without cancellation, as
+    /// `(F(v+1) − F(v))·e_{v+1} + F(v)·(e_{v+1} − e_v)` with `e_{v+1} − e_v =
+    /// e_{v+1}·m_{v+1}` (`m_16` for the last level): at small loads, where the two
+    /// terms of the difference agree to many digits, single precision still resolves
+    /// it.
+    fn derivatives(&self, c: &Histogram, a: f32) -> (f32, f32, f32) {
+        let (e, m) = Self::levels(a);
+        let f = &self.f;
         let (mut d1, mut d2, mut info) = (0.0, 0.0, 0.0);
         for v in 0..LEVELS {
-            let (g0, g1) = (g[v], g[v + 1]);
-            let p = g1 - g0;
+            let gap = if v + 1 == LEVELS {
+                m[v]
+            } else {
+                e[v + 1] * m[v + 1]
+            };
+            let p = self.mass[v] * e[v + 1] + f[v] * gap;
+            let (g0, g1) = (f[v] * e[v], f[v + 1] * e[v + 1]);
             let p1 = B[v] * g0 - B[v + 1] * g1;
             let p2 = B[v + 1] * B[v + 1] * g1 - B[v] * B[v] * g0;
             if p > 0.0 {
                 info += p1 * p1 / p;
             }
-            let n = f64::from(c[v]);
+            let n = c[v] as f32;
             if n == 0.0 {
                 continue;
             }
@@ -148,7 +190,7 @@ impl Model {
                 let r = p1 / p;
                 d1 += n * r;
                 d2 += n * (p2 / p - r * r);
-            } else if g1 == 0.0 && self.f[v + 1] > 0.0 {
+            } else if g1 == 0.0 && f[v + 1] > 0.0 {
                 // Underflow at a load far above this register's value: the bin's
                 // score tends to −b_{v+1} (P ≈ G[v+1]), its curvature to 0.
                 d1 -= n * B[v + 1];
@@ -158,32 +200,63 @@ impl Model {
         }
         (d1, d2, info)
     }
+
+    /// The standard error of the spread at load `a`: `√(s / i(a))`.
+    fn sigma(&self, c: &Histogram, a: f32, s: f32) -> f32 {
+        let (_, _, info) = self.derivatives(c, a);
+        if info > 0.0 {
+            libm::sqrtf(s / info)
+        } else {
+            f32::INFINITY
+        }
+    }
 }
 
 /// The maximum-likelihood spread of a key whose `s` registers have histogram `key`,
 /// in a pool whose histogram (all registers, the key's included) is `pool`.
 pub(crate) fn spread(key: &Histogram, pool: &Histogram, s: usize) -> Estimate {
-    let mut noise = [0u32; LEVELS];
-    for ((n, &p), &k) in noise.iter_mut().zip(pool).zip(key) {
-        *n = p.saturating_sub(k);
-    }
-    let model = Model::new(&noise);
+    let model = Model::new(pool, key);
     let a = solve(&model, key);
-    let (_, _, info) = model.derivatives(key, a);
-    let s = s as f64;
-    let sigma = if info > 0.0 {
-        libm::sqrt(s / info)
-    } else {
-        f64::INFINITY
-    };
+    let s = s as f32;
     Estimate {
-        value: s * a,
-        sigma,
+        value: f64::from(s * a),
+        sigma: f64::from(model.sigma(key, a, s)),
     }
 }
 
+/// The load a key's estimate must reach to be reported at `threshold` with `z`:
+/// `(threshold − z·σ_T)/s`, `σ_T` the standard error of a spread equal to the
+/// threshold among the pool's noise (the same for every key of one report, so it is
+/// computed once). The shift is left out where the threshold is beyond what the
+/// registers resolve (σ infinite: every register would be at the cap).
+pub(crate) fn report_load(pool: &Histogram, s: usize, threshold: f64, z: f64) -> f32 {
+    let s = s as f32;
+    let threshold = threshold as f32;
+    let mut shift = 0.0;
+    if z > 0.0 {
+        let model = Model::new(pool, &[0; LEVELS]);
+        let sigma_t = model.sigma(&[0; LEVELS], (threshold / s).max(A_MIN), s);
+        if sigma_t.is_finite() {
+            shift = z as f32 * sigma_t;
+        }
+    }
+    (threshold - shift) / s
+}
+
+/// Whether the maximum-likelihood load of the key reaches `cut` — decided with one
+/// evaluation of the likelihood's slope instead of the whole estimate: `L′`
+/// decreases, so the estimate reaches a load exactly when `L′` is not negative
+/// there.
+pub(crate) fn reaches(key: &Histogram, pool: &Histogram, cut: f32) -> bool {
+    // Not above the smallest load (or NaN): every estimate reaches it.
+    if cut.is_nan() || cut <= A_MIN {
+        return true;
+    }
+    cut < A_MAX && Model::new(pool, key).derivatives(key, cut).0 >= 0.0
+}
+
 /// The root of `L′` in `[0, A_MAX]`: 0 when the likelihood falls from the start.
-fn solve(model: &Model, key: &Histogram) -> f64 {
+fn solve(model: &Model, key: &Histogram) -> f32 {
     let (d, _, _) = model.derivatives(key, A_MIN);
     if d <= 0.0 {
         return 0.0;
@@ -203,20 +276,20 @@ fn solve(model: &Model, key: &Histogram) -> f64 {
     // Newton inside the bracket [lo, hi] (L′(lo) > 0 ≥ L′(hi)), bisecting when a
     // step would leave it; L is concave, so this converges in a few steps.
     let mut a = 0.5 * (lo + hi);
-    for _ in 0..100 {
+    for _ in 0..60 {
         let (d1, d2, _) = model.derivatives(key, a);
         if d1 > 0.0 {
             lo = a;
         } else {
             hi = a;
         }
-        let newton = if d2 < 0.0 { a - d1 / d2 } else { f64::NAN };
+        let newton = if d2 < 0.0 { a - d1 / d2 } else { f32::NAN };
         let next = if newton > lo && newton < hi {
             newton
         } else {
             0.5 * (lo + hi)
         };
-        if (next - a).abs() <= 1e-10 * a || hi - lo <= 1e-12 * hi {
+        if (next - a).abs() <= 1e-6 * a || hi - lo <= 1e-6 * hi {
             return next;
         }
         a = next;

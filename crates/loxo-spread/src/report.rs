@@ -1,9 +1,9 @@
 //! A reported key ([`Spreader`]) and the report procedure shared by the typed sketch
 //! and a frame's view.
 
-use crate::cells::{for_each_key, Record};
-use crate::estimate::{spread, Estimate};
-use crate::pool::PoolRef;
+use crate::cells::{cells_of, for_each_key, Record};
+use crate::estimate::{reaches, report_load, spread, Estimate};
+use crate::pool::{Histogram, PoolRef};
 
 /// One key of a report: its estimated spread (distinct elements) with the standard
 /// error, the cells it holds and whether its registers saturated.
@@ -46,7 +46,11 @@ impl<K> Spreader<K> {
 }
 
 /// Estimates every distinct key of the records against the pool and calls `f` for
-/// those whose `estimate + z·σ` reaches `threshold`; returns how many did.
+/// those whose estimate reaches `threshold − z·σ_T` (`σ_T` the standard error of a
+/// spread at the threshold, [`report_load`]); returns how many did.
+///
+/// A key is screened with one evaluation of its likelihood's slope ([`reaches`]);
+/// only the keys that pass are estimated in full and have their cells counted.
 pub(crate) fn report<R: PartialEq + Copy, I>(
     pool: PoolRef<'_>,
     records: &I,
@@ -58,32 +62,38 @@ where
     I: Iterator<Item = Record<R>> + Clone,
 {
     let hist = pool.histogram();
+    let cut = report_load(&hist, pool.stripes, threshold, z);
     let mut n = 0;
-    for_each_key(records, |r, sampled| {
-        let s = estimate_key(pool, &hist, r.tag, sampled);
-        if s.spread.upper(z) >= threshold {
+    for_each_key(records, |r| {
+        let key = pool.key_histogram(r.tag);
+        if reaches(&key, &hist, cut) {
             n += 1;
-            f(r, s);
+            let sampled = cells_of(records.clone(), r.tag, &r.key);
+            f(r, spreader(&key, &hist, pool.stripes, sampled));
         }
     });
     n
 }
 
-/// The spread of the key with `tag`, given the pool's histogram.
-pub(crate) fn estimate_key(
-    pool: PoolRef<'_>,
-    hist: &crate::pool::Histogram,
-    tag: u32,
-    sampled: u32,
-) -> Spreader<()> {
-    let key = pool.key_histogram(tag);
+/// The spread of a key from its register histogram.
+fn spreader(key: &Histogram, hist: &Histogram, stripes: usize, sampled: u32) -> Spreader<()> {
     let capped = key.last().copied().unwrap_or(0) as usize;
     Spreader {
         key: (),
-        spread: spread(&key, hist, pool.stripes),
+        spread: spread(key, hist, stripes),
         sampled,
-        saturated: 4 * capped >= pool.stripes,
+        saturated: 4 * capped >= stripes,
     }
+}
+
+/// The spread of the key with `tag`, given the pool's histogram.
+pub(crate) fn estimate_key(
+    pool: PoolRef<'_>,
+    hist: &Histogram,
+    tag: u32,
+    sampled: u32,
+) -> Spreader<()> {
+    spreader(&pool.key_histogram(tag), hist, pool.stripes, sampled)
 }
 
 /// Keeps the `R` largest estimates in `out` (replacing the smallest when full).

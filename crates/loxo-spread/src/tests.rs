@@ -328,3 +328,34 @@ fn memory_is_the_documented_formula() {
         64 * 8 + 64 * 16 + 16
     );
 }
+
+/// The report's two-evaluation screen agrees with the full estimate: with `z = 0`
+/// a candidate is reported exactly when its estimate reaches the threshold (keys
+/// within the solver's tolerance of it left out).
+#[test]
+fn the_screen_agrees_with_the_estimate() {
+    let mut s = Small::new(SEED);
+    stream(&mut s);
+    let mut all = heapless::Vec::<_, 256>::new();
+    s.report(0.0, 0.0, &mut all);
+    assert!(all.len() > 100);
+    for threshold in [1.0, 5.0, 20.0, 50.0, 100.0, 250.0, 1000.0, 1900.0, 3000.0] {
+        let mut top = heapless::Vec::<_, 256>::new();
+        s.report(threshold, 0.0, &mut top);
+        for c in &all {
+            let v = c.spread.value;
+            if (v - threshold).abs() <= 1e-4 * threshold {
+                continue;
+            }
+            let reported = top.iter().any(|t| t.key == c.key);
+            assert_eq!(reported, v >= threshold, "{c:?} at {threshold}");
+        }
+    }
+    // z > 0 reports a superset.
+    let mut wide = heapless::Vec::<_, 256>::new();
+    let mut narrow = heapless::Vec::<_, 256>::new();
+    s.report(250.0, 2.0, &mut wide);
+    s.report(250.0, 0.0, &mut narrow);
+    assert!(narrow.iter().all(|n| wide.iter().any(|w| w.key == n.key)));
+    assert!(wide.len() >= narrow.len());
+}
