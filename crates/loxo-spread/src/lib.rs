@@ -37,8 +37,8 @@
 //! # Design, and why this one
 //!
 //! Three published designs fit "find the keys and estimate their spreads in fixed
-//! memory"; prototypes of each at 32 KiB with IPv6-sized keys, on the streams of
-//! `tests/spread_accuracy.rs` (tuning seeds), decided:
+//! memory"; prototypes of each at 32 KiB with IPv6-sized keys, on streams like those
+//! of `tests/spread_accuracy.rs` (the tuning seeds its docs name), decided:
 //!
 //! * **SpreadSketch** (Tang, Huang & Lee, INFOCOM 2020): `d × w` buckets, each a
 //!   multiresolution bitmap plus one candidate key and its level. Key recovery is
@@ -56,10 +56,11 @@
 //!   harmonic-mean pool estimate is biased by lumpy noise: a heavy key's registers
 //!   hold many pairs, and the harmonic mean under-counts them — +6 to +10 % on the
 //!   keys near a 1 % threshold.
-//! * **A Count-Min of small distinct counters** (CSE-style, one counter per bucket):
-//!   like SpreadSketch's counters, a key shares *all* of a bucket with whatever else
-//!   hashed there, so at this size most buckets holding a key near the threshold
-//!   also hold another sizeable key.
+//! * **A Count-Min of small distinct counters** (one HyperLogLog per bucket, the
+//!   row's mean load subtracted): like SpreadSketch's counters, a key shares *all*
+//!   of a bucket with whatever else hashed there, and at this size a bucket holding a
+//!   key near the threshold often holds another sizeable key too — with 2 × 88
+//!   buckets of 256 registers, precision at a 1 % threshold was 0.63.
 //!
 //! `Spreaders` keeps vHLL's pool and fixes both of its problems:
 //!
