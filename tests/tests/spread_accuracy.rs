@@ -31,7 +31,7 @@
 //! rows (25 super-spreaders in [0.2 %, 6 %], a 5 % threshold at their top) show a
 //! stream where they crowd it; they are printed, not asserted.
 //!
-//! Runtime: about 4 s in the default test profile (`cargo test -p loxo-tests --test
+//! Runtime: about 5 s in the default test profile (`cargo test -p loxo-tests --test
 //! spread_accuracy -- --nocapture` prints the tables).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
