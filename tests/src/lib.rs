@@ -8,6 +8,7 @@ pub mod demo;
 pub mod golden;
 pub mod hll_theory;
 pub mod redis;
+pub mod spread;
 pub mod streams;
 pub mod topk;
 pub mod traffic;

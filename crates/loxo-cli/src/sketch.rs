@@ -383,6 +383,8 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         )?;
     } else if h.kind == SketchKind::Theta {
         crate::theta::summarize(bytes)?.write_text(&mut out)?;
+    } else if h.kind == SketchKind::Spread {
+        describe_spread(&mut out, &loxo_spread::SpreadView::parse(bytes)?)?;
     } else {
         let p = frame.payload();
         match expected_payload_len(h.kind, h.params, p) {
@@ -398,6 +400,50 @@ pub fn describe(bytes: &[u8]) -> anyhow::Result<String> {
         describe_payload(&mut out, h.kind, h.params, p)?;
     }
     Ok(out)
+}
+
+/// A `spread` frame: geometry, distinct pairs, and its ten widest candidate keys.
+fn describe_spread(out: &mut String, v: &loxo_spread::SpreadView<'_>) -> std::fmt::Result {
+    let [s, w, c, l] = v.params();
+    writeln!(out, "geometry:         S = {s} registers per key, {} registers per stripe, C = {c} cells, {l}-byte keys", 2 * w)?;
+    writeln!(
+        out,
+        "memory:           {} bytes on a device ([u8; {l}] keys)",
+        v.memory_bytes()
+    )?;
+    writeln!(out, "cells:            {}/{c} occupied", v.occupied())?;
+    let d = v.distinct_pairs();
+    writeln!(
+        out,
+        "distinct pairs:   {:.1} ± {:.1} (1σ)",
+        d.value, d.sigma
+    )?;
+    let mut keys = Vec::new();
+    v.report(0.0, 0.0, |k, sp| keys.push((k, sp)));
+    keys.sort_by(|a, b| b.1.spread.value.total_cmp(&a.1.spread.value));
+    writeln!(
+        out,
+        "widest keys:      estimate ± σ, [lower, upper] at 4σ, cells held"
+    )?;
+    for (k, sp) in keys.iter().take(10) {
+        let key = match <[u8; 16]>::try_from(*k) {
+            Ok(a) => std::net::Ipv6Addr::from(a).to_string(),
+            Err(_) => k
+                .iter()
+                .fold(String::from("0x"), |s, b| s + &format!("{b:02x}")),
+        };
+        writeln!(
+            out,
+            "  {key:<39} {:>10.1} ± {:<8.1} [{:.0}, {:.0}]  {} cell(s){}",
+            sp.spread.value,
+            sp.spread.sigma,
+            sp.lower(4.0),
+            sp.upper(4.0),
+            sp.sampled,
+            if sp.saturated { ", saturated" } else { "" }
+        )?;
+    }
+    Ok(())
 }
 
 /// The payload length `docs/format.md` gives a non-HLL frame of `kind` with

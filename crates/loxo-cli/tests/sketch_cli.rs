@@ -255,7 +255,7 @@ fn inspect_reads_every_golden_file() {
         assert!(out.contains("kind:") && out.contains("memory:"), "{out}");
         seen += 1;
     }
-    assert_eq!(seen, 24, "one golden file per kind and variant");
+    assert_eq!(seen, 27, "one golden file per kind and variant");
 }
 
 /// `inspect` describes each golden file as what it is: the kind the file holds and,
@@ -287,6 +287,8 @@ fn inspect_describes_each_golden_file() {
             "binary-fuse".to_string()
         } else if name.starts_with("theta") {
             "theta".to_string()
+        } else if name.starts_with("spread") {
+            "spread".to_string()
         } else {
             name.replace('_', "-")
         };
@@ -334,4 +336,37 @@ fn inspect_describes_each_golden_file() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `inspect` of a `spread` frame (`tests/tests/golden_spread.rs`: a scanner,
+/// 2001:db8::1, to 1 000 destinations among 200 sources to two each): its geometry,
+/// the exact memory of the type, and the scanner as the widest key with bounds that
+/// hold its spread.
+#[test]
+fn inspect_describes_a_spread_frame() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden");
+    let out = stdout(&loxo(&["inspect", s(&golden.join("spread_fan_out.bin"))]));
+    assert!(out.contains("geometry:         S = 16 registers per key, 16 registers per stripe, C = 64 cells, 16-byte keys"), "{out}");
+    let memory = core::mem::size_of::<loxo_spread::Spreaders<[u8; 16], 16, 8, 64>>();
+    assert!(
+        out.contains(&format!("memory:           {memory} bytes")),
+        "{out}"
+    );
+    let widest = out
+        .lines()
+        .skip_while(|l| !l.starts_with("widest keys:"))
+        .nth(1)
+        .unwrap_or("");
+    assert!(widest.trim_start().starts_with("2001:db8::1 "), "{out}");
+    let bounds: Vec<f64> = widest
+        .split(['[', ']'])
+        .nth(1)
+        .unwrap_or("")
+        .split(", ")
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert!(
+        bounds.len() == 2 && bounds[0] <= 1000.0 && 1000.0 <= bounds[1],
+        "{widest}"
+    );
 }

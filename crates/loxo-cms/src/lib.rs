@@ -71,7 +71,6 @@ mod space_saving;
 mod tiered;
 mod topk;
 mod wire;
-mod wire_key;
 
 pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
 pub use cms_pair::CmsPair;
@@ -80,8 +79,10 @@ pub use entry::Entry;
 pub use heap::Slot;
 pub use heavy_guardian::HeavyGuardian;
 pub use heavy_keeper::{HeavyKeeper, DECAY_BASE, DECAY_BASE_PERCENT};
+/// The key encoding of the top-k summaries' frames (defined in `loxo-core`, shared
+/// with the spread sketch).
+pub use loxo_core::WireKey;
 pub use merge::{MergeFull, MergedEntry, SpaceSavingMerge};
 pub use space_saving::SpaceSaving;
 pub use tiered::{TieredTopK, COLD_EPOCH_SHIFT};
 pub use topk::{CmsTopK, TopK};
-pub use wire_key::WireKey;

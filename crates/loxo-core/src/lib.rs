@@ -37,6 +37,7 @@ mod rows;
 mod seed;
 mod sip_key;
 pub mod wire;
+mod wire_key;
 
 pub use error::{DecodeError, EncodeError, MergeError};
 pub use half_sip_key::{HalfSipKey, HalfSipPrefix};
@@ -45,3 +46,4 @@ pub use prefetch::prefetch;
 pub use rows::{RowHash, RowHashes};
 pub use seed::Seed;
 pub use sip_key::SipKey;
+pub use wire_key::WireKey;

@@ -99,6 +99,9 @@ pub enum SketchKind {
     BinaryFuse = 13,
     /// Theta sketch (QuickSelect; union, intersection, A-not-B).
     Theta = 14,
+    /// Spread sketch: keys with many distinct elements (virtual HyperLogLog
+    /// registers and sampled candidate keys).
+    Spread = 15,
 }
 
 impl SketchKind {
@@ -120,6 +123,7 @@ impl SketchKind {
             12 => Self::Ull,
             13 => Self::BinaryFuse,
             14 => Self::Theta,
+            15 => Self::Spread,
             _ => return None,
         })
     }
@@ -132,8 +136,8 @@ impl SketchKind {
     /// blocked Bloom filter puts a key's bits; a version-1 frame of those kinds would
     /// decode into wrong cells, so it is refused with
     /// [`DecodeError::UnsupportedVersion`]. UltraLogLog, the binary fuse filter and
-    /// the Theta sketch were introduced in version 2: there are no version-1 frames
-    /// of them. Every other kind still reads version 1.
+    /// the Theta sketch and the spread sketch were introduced in version 2: there are
+    /// no version-1 frames of them. Every other kind still reads version 1.
     #[must_use]
     pub const fn since_version(self) -> u16 {
         match self {
@@ -143,7 +147,8 @@ impl SketchKind {
             | Self::BlockedBloom
             | Self::Ull
             | Self::BinaryFuse
-            | Self::Theta => 2,
+            | Self::Theta
+            | Self::Spread => 2,
             _ => 1,
         }
     }
@@ -166,6 +171,7 @@ impl SketchKind {
             Self::Ull => "ull",
             Self::BinaryFuse => "binary-fuse",
             Self::Theta => "theta",
+            Self::Spread => "spread",
         }
     }
 }
@@ -735,7 +741,7 @@ mod tests {
                 Some(DecodeError::UnsupportedVersion(u16::from(v)))
             );
         }
-        let changed: [SketchKind; 7] = [
+        let changed: [SketchKind; 8] = [
             SketchKind::Cms,
             SketchKind::CmsConservative,
             SketchKind::CountSketch,
@@ -743,6 +749,7 @@ mod tests {
             SketchKind::Ull,
             SketchKind::BinaryFuse,
             SketchKind::Theta,
+            SketchKind::Spread,
         ];
         for v in 0..=255u8 {
             if let Some(k) = SketchKind::from_u8(v) {

@@ -10,6 +10,7 @@
 //! | `bloom` | [`bloom`] | have I seen this key before? |
 //! | `hll` | [`hll`] | how many distinct keys? |
 //! | `theta` | [`theta`] | how many distinct keys in both, in one but not the other? |
+//! | `spread` | [`spread`] | which keys have the most distinct elements (scanners, flood victims)? |
 //! | `cms` | [`cms`] | how often, and which keys are the heaviest? |
 //! | `flow` | [`flow`] | which flows are elephants in this traffic? |
 //! | `defmt` | — | `defmt::Format` for every public type |
@@ -40,6 +41,10 @@ pub use loxo_hll as hll;
 /// Theta sketches: distinct counts with union, intersection and A-not-B.
 #[cfg(feature = "theta")]
 pub use loxo_theta as theta;
+
+/// Spread: the keys with the most distinct elements, with estimates and bounds.
+#[cfg(feature = "spread")]
+pub use loxo_spread as spread;
 
 /// Frequencies and heavy hitters: Count-Min, Count-Sketch, Space-Saving, HeavyKeeper.
 #[cfg(feature = "cms")]

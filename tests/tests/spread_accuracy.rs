@@ -1,0 +1,340 @@
+//! Accuracy of `loxo_spread::Spreaders` on epochs with known spreads, at parameters
+//! nobody tuned for, against the exact answer and against the simplest alternative at
+//! equal bytes (a Space-Saving table of keys with a small HyperLogLog each).
+//!
+//! **Tuned on / checked on.** The design and its sizes (`S = 1024`, `W = 19`, `C =
+//! 512` at 32 KiB; `S = 128`, `W = 16`, `C = 128` at 5 KiB) and the report's `z = 0.5`
+//! were chosen with a prototype on epochs of 2¹⁸ pairs (and 2¹⁴ for the small size)
+//! made of 12 super-spreaders log-uniform in [0.5 %, 15 %] (and 25 in [0.2 %, 6 %]),
+//! seeds 1000–1039 and 5000–5199 of its own generator. Here the streams come from
+//! another generator ([`loxo_tests::spread`]) with seeds `mix64(0x5eed_5e7d_0000 +
+//! …)`, at 150 000 and 400 000 pairs (32 KiB) and 16 384 pairs (the device's epoch),
+//! 10 and 16 super-spreaders in [0.5 %, 20 %] — none of which was looked at while
+//! choosing.
+//!
+//! **Claims** (the issue's, at 32 KiB, thresholds 1, 2 and 5 % of the epoch's
+//! distinct pairs, every trial pooled): recall ≥ 0.99 and precision ≥ 0.95 of the
+//! keys above the threshold; mean relative error ≤ 10 % over the keys at ≥ 2× the
+//! threshold (a missed one counts as 100 %); the heavy-traffic key (4 elements, the
+//! most packets) never reported. Calibration (statistical, the 4σ bands): each
+//! candidate's `z = (estimate − spread)/σ` (spread ≥ 0.2 % of the pairs at 32 KiB, ≥
+//! 1 % at 5 KiB) — σ the standard error the sketch states — should be standard
+//! normal: the mean of `z²` within `4·√(2/n)` of 1, the fraction beyond 2 within 4
+//! binomial σ of 4.55 %, none beyond 5 (for `n` ≤ 5 000 values a normal `z` passes 5
+//! with probability `n·5.7·10⁻⁷ < 0.3 %`); the distinct-pair estimate within 4σ of
+//! the truth in every trial. At the device's 5 KiB the same table is measured and
+//! printed; the test asserts the calibration and recall and precision ≥ 0.9 at 5
+//! and 10 %, not the 32 KiB claims.
+//!
+//! A key at the threshold's edge is misclassified about as often as its estimate
+//! errs, so the numbers depend on how many keys sit near it: the printed "dense"
+//! rows (25 super-spreaders in [0.2 %, 6 %], a 5 % threshold at their top) show a
+//! stream where they crowd it; they are printed, not asserted.
+//!
+//! Runtime: about 5 s in the default test profile (`cargo test -p loxo-tests --test
+//! spread_accuracy -- --nocapture` prints the tables).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use loxo_core::{mix64, KeyHash, Seed};
+use loxo_spread::Spreaders;
+use loxo_tests::spread::{Key, Mix, Reported, Rng, Score, SsHll, Stream};
+
+const SEED: Seed = Seed::new(0x5350_5245_4144, 0x4143_4355);
+/// The report rule's `z` (estimate + z·σ ≥ threshold).
+const Z: f64 = 0.5;
+const THRESHOLDS: [f64; 3] = [0.01, 0.02, 0.05];
+const DEVICE_THRESHOLDS: [f64; 4] = [0.01, 0.02, 0.05, 0.10];
+
+/// At most 32 KiB with IPv6-sized keys.
+type Big = Spreaders<Key, 1024, 19, 512>;
+/// The device's size: about 5 KiB per direction.
+type Device = Spreaders<Key, 128, 16, 128>;
+
+fn stream(class: u64, trial: u64, mix: Mix) -> Stream {
+    let mut rng = Rng::new(mix64(0x5eed_5e7d_0000 + (class << 16) + trial));
+    Stream::new(mix, SEED, &mut rng)
+}
+
+/// Feeds a stream to a sketch (the device path: digests computed once per key and
+/// element, as a monitor would).
+fn feed<const S: usize, const W: usize, const C: usize>(
+    sketch: &mut Spreaders<Key, S, W, C>,
+    st: &Stream,
+) {
+    for &p in &st.packets {
+        let (k, eh) = st.pairs[p as usize];
+        let k = k as usize;
+        sketch.insert_hashed(&st.keys[k], st.key_hashes[k], eh);
+    }
+}
+
+fn report<const S: usize, const W: usize, const C: usize>(
+    sketch: &Spreaders<Key, S, W, C>,
+    st: &Stream,
+    threshold: f64,
+    z: f64,
+) -> Reported {
+    let index = st.index();
+    let mut out = heapless::Vec::<_, 128>::new();
+    let n = sketch.report(threshold, z, &mut out);
+    assert!(n <= out.capacity(), "report truncated");
+    out.iter()
+        .map(|s| (index[&s.key], s.spread.value, s.spread.sigma))
+        .collect()
+}
+
+fn baseline(st: &Stream, bytes: usize) -> SsHll {
+    let mut b = SsHll::with_bytes(bytes, 64);
+    for &p in &st.packets {
+        let (k, eh) = st.pairs[p as usize];
+        let kh: KeyHash = st.key_hashes[k as usize];
+        b.insert(
+            &st.keys[k as usize],
+            mix64(kh.get().wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ eh.get()),
+        );
+    }
+    b
+}
+
+fn baseline_report(b: &SsHll, st: &Stream, threshold: f64) -> Reported {
+    let index = st.index();
+    b.report(threshold)
+        .map(|(k, e)| (index[k], e, 0.0))
+        .collect()
+}
+
+/// Standardized errors of the candidates with spread ≥ `floor`.
+#[derive(Default)]
+struct Calibration {
+    z: Vec<f64>,
+    pairs_z: Vec<f64>,
+}
+
+impl Calibration {
+    fn add<const S: usize, const W: usize, const C: usize>(
+        &mut self,
+        sketch: &Spreaders<Key, S, W, C>,
+        st: &Stream,
+        floor: f64,
+    ) {
+        let index = st.index();
+        let mut out = heapless::Vec::<_, 512>::new();
+        sketch.report(0.0, 0.0, &mut out);
+        for s in &out {
+            let truth = st.spread[index[&s.key]] as f64;
+            if truth >= floor {
+                self.z.push((s.spread.value - truth) / s.spread.sigma);
+            }
+        }
+        let d = sketch.distinct_pairs();
+        self.pairs_z
+            .push((d.value - st.distinct_pairs() as f64) / d.sigma);
+    }
+
+    fn check(&self, what: &str) {
+        let n = self.z.len() as f64;
+        let beyond2 = self.z.iter().filter(|z| z.abs() > 2.0).count() as f64 / n;
+        let p = 0.0455;
+        let band = 4.0 * (p * (1.0 - p) / n).sqrt();
+        let worst = self.z.iter().fold(0.0f64, |m, z| m.max(z.abs()));
+        let mean = self.z.iter().sum::<f64>() / n;
+        let ms = self.z.iter().map(|z| z * z).sum::<f64>() / n;
+        println!(
+            "{what}: {} candidate estimates: mean z {mean:+.3}, mean z² {ms:.3}, |z| > 2: {:.2} % (normal 4.55 ± {:.2}), max |z| {worst:.2}; distinct pairs: max |z| {:.2} over {} trials",
+            self.z.len(),
+            100.0 * beyond2,
+            100.0 * band,
+            self.pairs_z.iter().fold(0.0f64, |m, z| m.max(z.abs())),
+            self.pairs_z.len()
+        );
+        assert!(self.z.len() <= 5000);
+        assert!(
+            (beyond2 - p).abs() <= band,
+            "{what}: tail fraction {beyond2}"
+        );
+        // The mean of n squared standard normals has sd √(2/n).
+        assert!(
+            (ms - 1.0).abs() <= 4.0 * (2.0 / n).sqrt(),
+            "{what}: mean z² {ms}"
+        );
+        assert!(worst <= 5.0, "{what}: |z| = {worst}");
+        assert!(
+            self.pairs_z.iter().all(|z| z.abs() <= 4.0),
+            "{what}: distinct pairs"
+        );
+    }
+}
+
+fn print_row(what: &str, bytes: usize, threshold: f64, s: &Score) {
+    println!(
+        "| {what:<34} | {bytes:>9} | {:>4.0} % | {:.4} ({:>3} missed) | {:.4} ({:>3} false) | {:>6.2} % | {:>6.1} % |",
+        100.0 * threshold,
+        s.recall(),
+        s.misses,
+        s.precision(),
+        s.false_alarms,
+        100.0 * s.mean_rel(),
+        100.0 * s.rel_max
+    );
+}
+
+fn header() {
+    println!("| method | bytes | threshold | recall | precision | mean rel. error (≥ 2T) | max |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+}
+
+#[test]
+fn thirty_two_kib_meets_the_claims() {
+    let mixes = [
+        (
+            1,
+            Mix {
+                pairs: 150_000,
+                spreaders: 10,
+                lo: 0.005,
+                hi: 0.2,
+            },
+            12,
+        ),
+        (
+            2,
+            Mix {
+                pairs: 400_000,
+                spreaders: 16,
+                lo: 0.005,
+                hi: 0.2,
+            },
+            8,
+        ),
+    ];
+    let bytes = Big::MEMORY_BYTES;
+    assert!(bytes <= 32 * 1024);
+    let mut ours = vec![Score::default(); THRESHOLDS.len()];
+    let mut point = vec![Score::default(); THRESHOLDS.len()];
+    let mut base = vec![Score::default(); THRESHOLDS.len()];
+    let mut exact = vec![Score::default(); THRESHOLDS.len()];
+    let mut cal = Calibration::default();
+    let mut exact_bytes = 0;
+    let mut base_bytes = 0;
+    for &(class, mix, trials) in &mixes {
+        for t in 0..trials {
+            let st = stream(class, t, mix);
+            let mut s = Box::new(Big::new(SEED));
+            feed(&mut s, &st);
+            let b = baseline(&st, bytes);
+            base_bytes = b.bytes();
+            exact_bytes = exact_bytes.max(st.exact_bytes());
+            let n = st.distinct_pairs() as f64;
+            for (i, &f) in THRESHOLDS.iter().enumerate() {
+                let th = f * n;
+                ours[i].add(&st, th, &report(&s, &st, th, Z));
+                point[i].add(&st, th, &report(&s, &st, th, 0.0));
+                base[i].add(&st, th, &baseline_report(&b, &st, th));
+                let truth: Reported = (0..st.keys.len())
+                    .filter(|&k| st.spread[k] as f64 >= th)
+                    .map(|k| (k, st.spread[k] as f64, 0.0))
+                    .collect();
+                exact[i].add(&st, th, &truth);
+            }
+            cal.add(&s, &st, 0.002 * n);
+        }
+    }
+    println!("32 KiB, 20 epochs of 150 000 and 400 000 distinct pairs:");
+    header();
+    for (i, &f) in THRESHOLDS.iter().enumerate() {
+        print_row(
+            "exact (hash set of pairs, largest)",
+            exact_bytes,
+            f,
+            &exact[i],
+        );
+        print_row("Spreaders<_, 1024, 19, 512>, z 0.5", bytes, f, &ours[i]);
+        print_row("Spreaders, point estimate (z 0)", bytes, f, &point[i]);
+        print_row("Space-Saving + HLL (64 regs)", base_bytes, f, &base[i]);
+    }
+    cal.check("32 KiB");
+    for (i, s) in ours.iter().enumerate() {
+        let f = THRESHOLDS[i];
+        assert!(s.hits >= 50, "too few keys above {f} to judge");
+        assert!(s.recall() >= 0.99, "recall {} at {f}", s.recall());
+        assert!(s.precision() >= 0.95, "precision {} at {f}", s.precision());
+        assert!(
+            s.mean_rel() <= 0.10,
+            "mean relative error {} at {f}",
+            s.mean_rel()
+        );
+        assert_eq!(s.heavy_reported, 0);
+    }
+}
+
+#[test]
+fn device_size_measured() {
+    let mix = Mix {
+        pairs: 16_384,
+        spreaders: 10,
+        lo: 0.005,
+        hi: 0.2,
+    };
+    let bytes = Device::MEMORY_BYTES;
+    let mut ours = vec![Score::default(); DEVICE_THRESHOLDS.len()];
+    let mut base = vec![Score::default(); DEVICE_THRESHOLDS.len()];
+    let mut cal = Calibration::default();
+    let mut base_bytes = 0;
+    for t in 0..40 {
+        let st = stream(3, t, mix);
+        let mut s = Device::new(SEED);
+        feed(&mut s, &st);
+        let b = baseline(&st, bytes);
+        base_bytes = b.bytes();
+        let n = st.distinct_pairs() as f64;
+        for (i, &f) in DEVICE_THRESHOLDS.iter().enumerate() {
+            ours[i].add(&st, f * n, &report(&s, &st, f * n, Z));
+            base[i].add(&st, f * n, &baseline_report(&b, &st, f * n));
+        }
+        cal.add(&s, &st, 0.01 * n);
+    }
+    println!("device size, 40 epochs of 16 384 distinct pairs:");
+    header();
+    for (i, &f) in DEVICE_THRESHOLDS.iter().enumerate() {
+        print_row("Spreaders<_, 128, 16, 128>, z 0.5", bytes, f, &ours[i]);
+        print_row("Space-Saving + HLL (64 regs)", base_bytes, f, &base[i]);
+    }
+    cal.check("5 KiB");
+    for (i, s) in ours.iter().enumerate().skip(2) {
+        let f = DEVICE_THRESHOLDS[i];
+        assert!(s.recall() >= 0.9, "recall {} at {f}", s.recall());
+        assert!(s.precision() >= 0.9, "precision {} at {f}", s.precision());
+        assert_eq!(s.heavy_reported, 0);
+    }
+}
+
+#[test]
+fn dense_near_the_threshold_printed() {
+    let mix = Mix {
+        pairs: 200_000,
+        spreaders: 25,
+        lo: 0.002,
+        hi: 0.06,
+    };
+    let mut ours = vec![Score::default(); THRESHOLDS.len()];
+    for t in 0..8 {
+        let st = stream(4, t, mix);
+        let mut s = Box::new(Big::new(SEED));
+        feed(&mut s, &st);
+        let n = st.distinct_pairs() as f64;
+        for (i, &f) in THRESHOLDS.iter().enumerate() {
+            ours[i].add(&st, f * n, &report(&s, &st, f * n, Z));
+        }
+    }
+    println!("32 KiB, dense: 25 super-spreaders in [0.2 %, 6 %], 8 epochs of 200 000 pairs:");
+    header();
+    for (i, &f) in THRESHOLDS.iter().enumerate() {
+        print_row(
+            "Spreaders<_, 1024, 19, 512>, z 0.5",
+            Big::MEMORY_BYTES,
+            f,
+            &ours[i],
+        );
+        assert_eq!(ours[i].heavy_reported, 0);
+    }
+}
