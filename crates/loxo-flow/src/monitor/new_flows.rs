@@ -97,9 +97,27 @@ const MAX_LEVEL: u8 = 15;
 /// to in one instruction (and saturates, never wraps, beyond).
 const ONE: f32 = 16_384.0;
 
+/// Distinct flows of an epoch above which the next one plans its level ([`plan`]):
+/// about what fills a filter to its first trigger at level 0 (5× the design load).
+const PLAN_FROM: u32 = 5 * NEW_FLOW_CAPACITY;
+
+/// Flows a planned epoch aims to file at its level: with the design load's flows
+/// filed first at level 0, about 12 000 flows in all, a false-positive rate near
+/// 0.2 (3× the design load).
+const PLAN_SAMPLE: u32 = 2 * NEW_FLOW_CAPACITY;
+
 /// Salts of the filters' digests, alternating by epoch so that a flow's bits in
 /// `seen` and in `before` are independent.
 const SALTS: [u64; 2] = [0x0, 0x5a17_e9c3_d1b2_7f45];
+
+/// The two salts' XOR: the last epoch's salt is this epoch's `^ SALT_FLIP` (a word
+/// of state fewer).
+const SALT_FLIP: u64 = SALTS[0] ^ SALTS[1];
+
+/// `FULL` as an `f32` (768·2^22 = 3·2^30, exact): adding `s << 23` to its bits
+/// multiplies it by `2^s` exactly (the exponent field; `s ≤ MAX_LEVEL` keeps it
+/// finite).
+const FULL_BITS: u32 = (FULL as f32).to_bits();
 
 /// Salt of the sampling level (independent of every other use of the digest).
 const LEVEL_SALT: u64 = 0x3c6e_f372_fe94_f82b;
@@ -155,10 +173,34 @@ fn trigger(level: u8) -> u32 {
     TRIGGER.get(usize::from(level)).copied().unwrap_or(u32::MAX)
 }
 
+/// `2^level·FULL`, exactly (the exponent field of [`FULL_BITS`]; `level` is capped
+/// at `MAX_LEVEL` = 15, so it stays finite).
+#[inline(always)]
+fn scale_full(level: u8) -> f32 {
+    f32::from_bits(FULL_BITS + (u32::from(level.min(MAX_LEVEL)) << 23))
+}
+
 /// A flow's sampling level: the leading zeros of a salted mix of its digest.
 #[inline]
 fn level_of(h: KeyHash) -> u8 {
     mix64(h.get() ^ LEVEL_SALT).leading_zeros() as u8
+}
+
+/// The level an epoch files from once past the design load, given the last
+/// epoch's distinct flows: 0 (no plan) if they fit the filter below its first
+/// trigger, else the lowest level at which they would leave at most
+/// `PLAN_SAMPLE` flows to file.
+fn plan(flows: f64) -> u8 {
+    if !(flows > f64::from(PLAN_FROM)) {
+        return 0;
+    }
+    let mut level = 1;
+    let mut at = flows / 2.0;
+    while at > f64::from(PLAN_SAMPLE) && level < MAX_LEVEL {
+        level += 1;
+        at /= 2.0;
+    }
+    level
 }
 
 /// This epoch's and the last epoch's flows, and the new-flow estimate.
@@ -173,19 +215,22 @@ pub(super) struct NewFlows {
     rate_sum: u32,
     /// The `rate_sum` at which `level` rises ([`trigger`]).
     next_trigger: u32,
-    /// `before`'s false-positive rate, from when it closed.
-    before_rate: f32,
-    /// `(1 − before_rate)/FULL`: the factor of `π` that `before` contributes,
-    /// divided by `FULL` (so `π = (FULL − rate_sum)·before_keep`).
-    before_keep: f32,
+    /// `1/(1 − p_B)`, `p_B` `before`'s false-positive rate from when it closed: the
+    /// factor a counted flow's weight takes for `before` (≥ 1).
+    before_gain: f32,
     /// Flows `seen` took this epoch.
     taken: u32,
-    /// Flows `before` took in its epoch.
-    before_taken: u32,
-    /// Σ w over counted flows, in `1/ONE` units.
-    estimate: u64,
-    /// Σ w·(w − 1) (a sum of positives: an `f32` keeps it to about 10^−6).
-    variance: f32,
+    /// Σ w_A over the sampled flows (level ≥ the sampling level, filed into `seen`
+    /// on their first frame), `w_A = 2^s/(1 − p_A)`, in `1/ONE` units.
+    sampled: u64,
+    /// Σ w_A·(w_A − 1) over the sampled flows (a sum of positives: an `f32` keeps it
+    /// to about 10^−6).
+    sampled_variance: f32,
+    /// Σ w_A over the sampled flows `before` does not hold (the counted new flows),
+    /// in `1/ONE` units.
+    counted: u64,
+    /// Σ w_A·(w_A − 1) over the counted new flows.
+    counted_variance: f32,
     /// Sampling levels: this epoch's (current) and the previous epoch's (final).
     level: u8,
     before_level: u8,
@@ -193,10 +238,14 @@ pub(super) struct NewFlows {
     sampling: u8,
     /// `taken > NEW_FLOW_CAPACITY || level > 0`, kept for the per-frame test.
     overloaded: bool,
-    /// The salt of this epoch's filter's digests, and of the last one's (the two
-    /// [`SALTS`], alternating).
+    /// `overloaded` of the last epoch, at its end.
+    before_overloaded: bool,
+    /// The level this epoch files from once past the design load, planned from the
+    /// last epoch's distinct flows ([`plan`]; 0: no plan).
+    plan: u8,
+    /// The salt of this epoch's filter's digests (one of the two [`SALTS`],
+    /// alternating; the last epoch's is the other, `salt ^ SALT_FLIP`).
     salt: u64,
-    before_salt: u64,
 }
 
 /// The new-flow figures of a closed epoch.
@@ -215,18 +264,19 @@ impl NewFlows {
             before: NewFlowFilter::new(seed),
             rate_sum: 0,
             next_trigger: TRIGGER[0],
-            before_rate: 0.0,
-            before_keep: 1.0 / FULL as f32,
+            before_gain: 1.0,
             taken: 0,
-            before_taken: 0,
-            estimate: 0,
-            variance: 0.0,
+            sampled: 0,
+            sampled_variance: 0.0,
+            counted: 0,
+            counted_variance: 0.0,
             level: 0,
             before_level: 0,
             sampling: 0,
             overloaded: false,
+            before_overloaded: false,
+            plan: 0,
             salt: SALTS[0],
-            before_salt: SALTS[1],
         }
     }
 
@@ -275,22 +325,21 @@ impl NewFlows {
         self.rate_sum = sum_before
             .wrapping_sub(word_rate(fill.before))
             .wrapping_add(word_rate(fill.after));
-        if level >= sampling
-            && !self
+        if level >= sampling {
+            let old = self
                 .before
-                .contains_hash(KeyHash::from_u64(h.get() ^ self.before_salt))
-        {
-            self.count(sampling, sum_before);
+                .contains_hash(KeyHash::from_u64(h.get() ^ self.salt ^ SALT_FLIP));
+            self.count(sampling, sum_before, !old);
         }
         if self.rate_sum > self.next_trigger && self.level < MAX_LEVEL {
             self.set_level(self.level + 1);
         }
-        if self.level + 1 < self.before_level && self.taken > NEW_FLOW_CAPACITY {
-            // Flows below the last epoch's level cannot be counted this epoch (its
-            // filter sampled them out), so filing all of them would only fill the
-            // filter: once this epoch is past the design load, file from one level
-            // below it — every flow this epoch can count.
-            self.set_level(self.before_level - 1);
+        if self.level < self.plan && self.taken > NEW_FLOW_CAPACITY {
+            // Past the design load after an epoch the filter could not hold: file
+            // from the planned level on (see `plan`), so that the filter ends this
+            // epoch holding mostly flows of the level the next epoch counts, at a
+            // low false-positive rate.
+            self.set_level(self.plan);
         }
         self.sampling = self.level.max(self.before_level);
         self.overloaded = self.taken > NEW_FLOW_CAPACITY || self.level > 0;
@@ -302,26 +351,25 @@ impl NewFlows {
         self.next_trigger = trigger(level);
     }
 
-    /// Adds a counted new flow's weight `2^s/π`, `π = (1 − p_A)(1 − p_B)` with
-    /// `p_A = sum_seen/FULL` the rate `seen` had when the flow arrived.
+    /// Adds a sampled flow's weight `w_A = 2^s/(1 − p_A)`, `p_A = sum_seen/FULL` the
+    /// rate `seen` had when the flow arrived, to the sampled flows' sums — and to the
+    /// counted new flows' when `before` does not hold it (`new`). A few `f32`
+    /// operations and one division, all on first frames.
     #[inline]
-    fn count(&mut self, sampling: u8, sum_seen: u32) {
-        // sum_seen ≤ FULL (a sum of word rates, each ≤ RATE_ONE).
-        let pi = FULL.saturating_sub(sum_seen) as f32 * self.before_keep;
-        // 2^s exactly, as the float's exponent (s ≤ MAX_LEVEL = 15).
-        let scale = f32::from_bits((127 + u32::from(sampling.min(MAX_LEVEL))) << 23);
-        // π > 0 unless every bit of `seen` is set; a compare, not a call to fmaxf.
-        let w = scale
-            / if pi > f32::MIN_POSITIVE {
-                pi
-            } else {
-                f32::MIN_POSITIVE
-            };
-        // Fixed point, 1/ONE of a flow: one conversion to u32 each (saturating).
-        self.estimate = self
-            .estimate
-            .saturating_add(u64::from((w * ONE + 0.5) as u32));
-        self.variance += w * (w - 1.0);
+    fn count(&mut self, sampling: u8, sum_seen: u32, new: bool) {
+        // sum_seen ≤ FULL (a sum of word rates, each ≤ RATE_ONE); a full filter
+        // (never reached: the level rises first) weighs as if one unit were free.
+        let kept = FULL.saturating_sub(sum_seen).max(1) as f32;
+        let w = scale_full(sampling) / kept;
+        // Fixed point, 1/ONE of a flow: one conversion to u32 (saturating).
+        let units = u64::from((w * ONE + 0.5) as u32);
+        let v = w * (w - 1.0);
+        self.sampled = self.sampled.saturating_add(units);
+        self.sampled_variance += v;
+        if new {
+            self.counted = self.counted.saturating_add(units);
+            self.counted_variance += v;
+        }
     }
 
     /// Past the design load or sampling: "known" is no longer a reliable "seen
@@ -334,41 +382,74 @@ impl NewFlows {
 
     /// The last epoch's filter was past its design load or sampled.
     pub(super) fn before_overloaded(&self) -> bool {
-        self.before_taken > NEW_FLOW_CAPACITY || self.before_level > 0
+        self.before_overloaded
     }
 
-    /// This epoch's figures.
-    pub(super) fn figures(&self) -> NewFlowFigures {
-        let estimate = (self.estimate + (1 << 13)) >> 14;
-        let sigma = libm::sqrtf(self.variance);
+    /// This epoch's figures, given its distinct flows `flows` as the flows HLL
+    /// estimates them (it counts every flow) and that estimate's relative standard
+    /// error: the counted new flows' Horvitz–Thompson total, corrected by regression
+    /// on the sampled flows' total (module docs: the estimator and its error).
+    pub(super) fn figures(&self, flows: f64, flows_rse: f64) -> NewFlowFigures {
+        let sampling = self.level.max(self.before_level);
+        let one = f64::from(ONE);
+        let g = f64::from(self.before_gain);
+        // The sums carry w_A = 2^s/(1 − p_A); a counted flow's HT weight is g·w_A.
+        let counted = self.counted as f64 / one;
+        let counted_v = f64::from(self.counted_variance);
+        let ht = g * counted;
+        // Σ w(w − 1) over the counted flows, w = g·w_A, plus a continuity term: one
+        // more counted flow at the epoch's final weight `last` (no more than the
+        // flows there are). When a small sample counts no new flow at all, the sum
+        // alone would claim σ = 0.
+        let last = g * f64::from(scale_full(sampling))
+            / f64::from(FULL.saturating_sub(self.rate_sum).max(1));
+        let ht_var =
+            g * g * counted_v + (g * g - g) * counted + last.min(flows.max(0.0)) * (last - 1.0);
+        // Regression on Â, the sampled flows' HT total, whose expectation the flows
+        // HLL estimates too: N̂ + b·(F̂ − Â), b = Cov(N̂, Â)/(Var Â + Var F̂).
+        let sampled = self.sampled as f64 / one;
+        let cov = g * counted_v;
+        let spread = f64::from(self.sampled_variance) + (flows_rse * flows) * (flows_rse * flows);
+        let (b, explained) = if spread > 0.0 {
+            (cov / spread, cov * cov / spread)
+        } else {
+            (0.0, 0.0)
+        };
+        let estimate = ht + b * (flows - sampled);
+        let variance = ht_var - explained;
         NewFlowFigures {
-            estimate,
-            sigma,
-            level: self.level.max(self.before_level),
-            rate: 1.0 - (1.0 - self.rate()) * (1.0 - self.before_rate),
+            // Saturating conversions; never below 0.
+            estimate: (estimate.max(0.0) + 0.5) as u64,
+            sigma: libm::sqrt(variance.max(0.0)) as f32,
+            level: sampling,
+            rate: 1.0 - (1.0 - self.rate()) / self.before_gain,
         }
     }
 
-    /// Closes the epoch: this epoch's filter becomes the last one, a cleared one
-    /// (the other salt) takes its place.
-    pub(super) fn end_epoch(&mut self) {
+    /// Closes the epoch (`flows`: its distinct flows, as [`figures`](Self::figures)
+    /// had them): this epoch's filter becomes the last one, a cleared one (the other
+    /// salt) takes its place, and the next epoch's level is planned.
+    pub(super) fn end_epoch(&mut self, flows: f64) {
         core::mem::swap(&mut self.seen, &mut self.before);
         self.seen.clear();
-        self.before_rate = self.rate();
-        self.before_keep = (1.0 - self.before_rate) / FULL as f32;
-        self.before_taken = self.taken;
+        // (A full filter, never reached, would make the gain infinite: cap it.)
+        self.before_gain = 1.0 / (1.0 - self.rate()).max(1.0 / FULL as f32);
+        self.before_overloaded = self.overloaded;
         self.before_level = self.level;
+        self.plan = plan(flows);
         self.rate_sum = 0;
         self.taken = 0;
-        self.estimate = 0;
-        self.variance = 0.0;
+        self.sampled = 0;
+        self.sampled_variance = 0.0;
+        self.counted = 0;
+        self.counted_variance = 0.0;
         // Every epoch starts filing every flow (level 0): an epoch within the design
-        // load after a flood keeps exact first frames. `observe` jumps to one level
-        // below the last epoch's once this one is past the design load.
+        // load after a flood keeps exact first frames. `observe` jumps to the planned
+        // level once this one is past the design load.
         self.set_level(0);
         self.sampling = self.before_level;
         self.overloaded = false;
-        core::mem::swap(&mut self.salt, &mut self.before_salt);
+        self.salt ^= SALT_FLIP;
     }
 
     /// `seen`'s exact false-positive rate (walks every word), for tests.
@@ -422,7 +503,9 @@ mod tests {
 
     /// One trial: two epochs of `before` fresh flows each (a steady state), then one
     /// of `old` flows of the last of them plus `new` fresh ones, in a shuffled order.
-    /// Returns the last epoch's (estimate, σ).
+    /// Returns the last epoch's (estimate, σ). The epochs' flow counts are given
+    /// exactly, with no error (the monitor gives its flows HLL's estimate and
+    /// error: `monitor_stress` checks that part).
     fn trial(t: u64, before: u64, old: u64, new: u64) -> (f64, f64) {
         let mut n = NewFlows::new(Seed::new(5, 6));
         for e in 0..2 {
@@ -430,7 +513,7 @@ mod tests {
                 n.observe(digest(t, i));
                 n.observe(digest(t, i)); // a second frame: known
             }
-            n.end_epoch();
+            n.end_epoch(before as f64);
         }
         let mut ids: Vec<u64> = (before..before + old)
             .chain(2 * before..2 * before + new)
@@ -439,33 +522,43 @@ mod tests {
         for &i in &ids {
             n.observe(digest(t, i));
         }
-        let f = n.figures();
+        let f = n.figures((old + new) as f64, 0.0);
         if std::env::var("LOXO_TUNE").is_ok() {
-            std::println!("  level {} rate {:.3} taken {}", f.level, f.rate, n.taken);
+            std::println!(
+                "  level {} (this epoch's {}) rate {:.3} taken {}",
+                f.level,
+                n.level,
+                f.rate,
+                n.taken
+            );
         }
         (f.estimate as f64, f64::from(f.sigma))
     }
 
     /// Unbiased within 4σ in every trial, E[z²] ≈ 1 over the trials, and σ as small
-    /// as the docs state: below the design load, at 3× it (about a firmware epoch of
-    /// a 90 % flood) and at 10× after two epochs of the same load (the favourable
-    /// phase of the levels' alternation: one epoch later σ is ≈ 3.3 %, which
-    /// `monitor_stress` bounds on held-out seeds).
+    /// as the docs state: below the design load and at 3× it (about a firmware epoch
+    /// of a 90 % flood), where nothing samples; at 10× in a steady state (the last
+    /// epoch as loaded, the levels planned), with 90 % and 30 % of the flows new;
+    /// and in a small epoch right after such a load (the last epoch's level leaves
+    /// a sample of a few dozen flows, where the continuity term keeps σ honest).
     #[test]
     fn the_estimate_is_unbiased_with_its_stated_error_past_the_design_load() {
         let cap = u64::from(NEW_FLOW_CAPACITY);
         for (before, old, new, max_rse) in [
-            (cap / 2, cap / 4, cap / 2, 0.0013),
-            (3 * cap, cap / 3, 3 * cap, 0.0065),
-            (10 * cap, cap, 9 * cap, 0.016),
+            (cap / 2, cap / 4, cap / 2, 0.0011),
+            (3 * cap, cap / 3, 3 * cap, 0.0056),
+            (10 * cap, cap, 9 * cap, 0.0078),
+            (10 * cap, 7 * cap, 3 * cap, 0.027),
+            (10 * cap, 300, 300, 0.16),
         ] {
-            // The triggers, and the σ bounds (the largest σ/new there — 0.11 %,
-            // 0.54 %, 1.34 % with the register filters — plus 15–20 %), were chosen
-            // on trials 100..140 (`LOXO_TUNE=1` runs those and prints each trial's σ
-            // and level); these are held out.
-            let trials = 40;
+            // The σ bounds (the largest σ/new there — 0.094 %, 0.48 %, 0.66 %,
+            // 2.28 % and 13.7 % — plus 15–20 %) were chosen on trials 100..200
+            // (`LOXO_TUNE=1` runs those and prints each trial's σ and level); these,
+            // from 50 000, are held out.
+            let trials = 100;
             let mut z2 = 0.0;
             let mut worst: f64 = 0.0;
+            let mut largest: f64 = 0.0;
             for t in 0..trials {
                 let (e, sigma) = trial(
                     if std::env::var("LOXO_TUNE").is_ok() {
@@ -478,9 +571,6 @@ mod tests {
                     new,
                 );
                 let z = (e - new as f64) / sigma.max(1.0);
-                if t == 0 {
-                    std::println!("  σ/new = {:.3} %", 100.0 * sigma / new as f64);
-                }
                 assert!(z.abs() <= 4.0, "trial {t}: {e} for {new} (σ {sigma:.1})");
                 if std::env::var("LOXO_TUNE").is_ok() {
                     std::println!("  σ/new {:.3} %", 100.0 * sigma / new as f64);
@@ -489,15 +579,18 @@ mod tests {
                 }
                 z2 += z * z;
                 worst = worst.max((e / new as f64 - 1.0).abs());
+                largest = largest.max(sigma / new as f64);
             }
             let z2 = z2 / trials as f64;
             std::println!(
-                "{new} new of {}: E[z²] = {z2:.2}, worst error {:.2} %",
+                "{new} new of {}: E[z²] = {z2:.2}, largest σ {:.3} %, worst error {:.2} %",
                 old + new,
+                100.0 * largest,
                 100.0 * worst
             );
-            // χ²(40)/40 lies within [0.45, 1.75] with probability > 0.999.
-            assert!((0.3..1.9).contains(&z2), "E[z²] = {z2}");
+            // χ²(100)/100 lies within [0.62, 1.47] with probability > 0.999; σ is
+            // estimated (heavier tails), so a little wider.
+            assert!((0.55..1.6).contains(&z2), "E[z²] = {z2}");
         }
     }
 }
