@@ -783,7 +783,8 @@ impl<const N: usize> FlowMonitor<N> {
         let flows = self.flows.estimate();
         out.distinct_flows = flows as u64;
         out.distinct_sources = self.sources.estimate() as u64;
-        // The flows sketch counts every flow: the new-flow ratio estimate's anchor.
+        // The flows sketch counts every flow: the new-flow count's regression
+        // anchor, and the next epoch's planned sampling level (`new_flows` docs).
         let n = self
             .new
             .figures(flows, self.flows.relative_standard_error());
