@@ -619,7 +619,7 @@ mod tests {
     /// epochs (an old flow sharing a probe's word in one filter must not share it in
     /// the other, see [`salted`]). Probes of flows in neither epoch: the share
     /// "known" by both filters is the product of the shares, within 4σ of its
-    /// binomial error (with XOR salts it was 4–6 % above: 6–8σ here).
+    /// binomial error (with XOR salts it was 4–7 % above: 6–10σ here).
     #[test]
     fn the_two_filters_false_positives_are_independent() {
         let mut n = NewFlows::new(Seed::new(7, 8));
