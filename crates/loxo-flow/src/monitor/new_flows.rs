@@ -304,7 +304,8 @@ fn level_of(h: KeyHash) -> u8 {
 /// trigger, else the lowest level at which they would leave at most
 /// `PLAN_SAMPLE` flows to file.
 fn plan(flows: f64) -> u8 {
-    if !(flows > f64::from(PLAN_FROM)) {
+    // (A NaN plans nothing either.)
+    if flows.is_nan() || flows <= f64::from(PLAN_FROM) {
         return 0;
     }
     let mut level = 1;
