@@ -190,9 +190,10 @@ const PLAN_FROM: u32 = 5 * NEW_FLOW_CAPACITY;
 /// filed first at level 0, at most about 12 000 flows in all, a false-positive rate
 /// of at most 0.2 (3× the design load). Lower rates serve floods (most flows new:
 /// the count's error grows with `p_B`), more flows serve epochs where few are new.
-/// In a simulation of the `monitor_stress` classes, 8 000 gave σ 0.85 % in steady
-/// 12× floods and 2.1 % / 3.5 % in the 500 000 / 10⁶-frame Zipf epochs; 6 000 gave
-/// 1.0 % and 2.7 % / 3.5 %, 12 000 1.1 % and 2.1 % / 2.8 %.
+/// On `monitor_stress`'s tuning seeds 1 000–1 009 (largest σ of the steady epochs,
+/// 50 000-frame flood and 10× uniform; 500 000- and 10⁶-frame Zipf): 8 000 gives
+/// 0.85 % and 0.89 %; 2.1 % and 3.5 %, 6 000 gives 1.01 % and 0.95 %; 2.7 % and
+/// 3.5 %, 12 000 gives 1.13 % and 0.90 %; 2.1 % and 2.9 %.
 const PLAN_SAMPLE: u32 = 2 * NEW_FLOW_CAPACITY;
 
 /// Salts of the filters' digests, alternating by epoch so that a flow's positions
