@@ -121,9 +121,11 @@
 //!   among `n` sampled flows the share of new ones is known to `√(q(g − q)/n)`,
 //!   `g = 1/(1 − p_B)` ≈ 3–7: with `n` ≈ 3 000 at 12× (level 4), 2.6 % of it. No
 //!   level schedule helps once `p_B ≥ 0.5`; a lower first trigger does, at the
-//!   price of the HT count of 4× epochs (in a simulation, a first trigger at 0.2
-//!   brought the second 12× epoch to ≈ 1.75 %, still above 1.25 %, but the second
-//!   50 000-frame Zipf epoch to 1.8 % and the later ones to 1.0 %, from 0.83 %).
+//!   price of the HT count of 4× epochs (on `monitor_stress`'s tuning seeds 1 000–
+//!   1 009, a first trigger at 0.2, planning from 12 000 flows, brought the second
+//!   12× epochs to 1.74–1.79 %, still above 1.25 %, but the second 50 000-frame
+//!   Zipf epoch to 1.85 % and the later ones to 1.04 %, from 0.84 %, and the
+//!   firmware's second 90 % flood epoch to 1.22 %, from 0.68 %).
 //! * **Steady epochs where few flows are new** (Zipf over 10⁵ flows, 500 000 and 10⁶
 //!   frames: `q` 0.30 and 0.17): the regression removes the error shared with `Â`,
 //!   not the sampling error of the share `q` itself, `√((g − q)/(q·n))` of the new
