@@ -203,28 +203,30 @@ fn trial_seeds(at: u64, n: u64) -> Vec<u64> {
 
 /// The σ of one epoch's new-flow figure from a fresh monitor (every flow new, the last
 /// epoch's filter empty), as a share of the count, that the docs state for `flows`
-/// flows: 0.45 % up to 5× the design load, 2 % to 12.5×, 2.75 % to 25×, 3.75 % beyond
-/// (tuning seeds, populations of 4 500 to 100 000 flows and the first epochs of
-/// [`CLASSES`], up to 229×: at most 0.38 %, 1.71 %, 2.31 % and 3.18 %, plus 15–20 %).
+/// flows: 0.4 % up to 5× the design load (the filter does not sample), 0.95 % beyond
+/// (it samples; the figure is then about the flows HLL's, 1.04/√16384 ≈ 0.81 %).
+/// Tuning seeds, populations of 4 500 to 100 000 flows and the first epochs of
+/// [`CLASSES`], up to 229×: at most 0.34 % and 0.81 %, plus 15–20 %. (Before the
+/// regression on the flows HLL: 0.45 %, then 2 % to 12.5×, 2.75 % to 25×, 3.75 %.)
 fn fresh_sigma_bound(flows: u64) -> f64 {
     let load = flows as f64 / f64::from(NEW_FLOW_CAPACITY);
     if load <= 5.0 {
-        0.0045
-    } else if load <= 12.5 {
-        0.02
-    } else if load <= 25.0 {
-        0.0275
+        0.004
     } else {
-        0.0375
+        0.0095
     }
 }
 
-/// The error formula: the monitor's figure is a Horvitz–Thompson sum, each counted new
-/// flow weighing `w = 2^s/((1 − p_A)(1 − p_B))` (`s` the sampling level, `p_A` this
-/// epoch's filter's false-positive rate when the flow arrived, `p_B` the last epoch's
-/// final rate), and it reports `σ = √Σ w(w − 1)` over the counted flows
-/// (`new_flows_sigma`), the unbiased estimate of its variance. The per-epoch check:
-/// the error within 4 of that σ (+1 for rounding). Returns the error in σ.
+/// The error formula: the monitor's figure starts from a Horvitz–Thompson sum, each
+/// counted new flow weighing `w = 2^s/((1 − p_A)(1 − p_B))` (`s` the sampling level,
+/// `p_A` this epoch's filter's false-positive rate when the flow arrived, `p_B` the
+/// last epoch's final rate), corrected by regression on the flows HLL: `N̂ + b·(F̂ −
+/// Â)`, `Â` the same HT total over every sampled flow (new or not), `F̂` the HLL's
+/// distinct flows, `b = Cov(N̂, Â)/(Var Â + Var F̂)`; it reports `σ² = Var N̂ − Cov²/(Var
+/// Â + Var F̂)` with the variances estimated from the sampled flows' weights and
+/// `Var F̂ = (1.04/128·F̂)²` (`new_flows_sigma`; `loxo_flow`'s `new_flows` module docs).
+/// The per-epoch check: the error within 4 of that σ (+1 for rounding). Returns the
+/// error in σ.
 fn within_four_stated_sigma(name: &str, r: &Report, truth: u64) -> f64 {
     let err = r.new_flows as f64 - truth as f64;
     let sigma = f64::from(r.new_flows_sigma);
@@ -237,7 +239,8 @@ fn within_four_stated_sigma(name: &str, r: &Report, truth: u64) -> f64 {
 }
 
 /// New flows of a fresh monitor's epoch of `flows` distinct flows (all new; the
-/// previous epoch's filter is empty). The figure is a Horvitz–Thompson estimate: each
+/// previous epoch's filter is empty). Below the design load the figure is a
+/// Horvitz–Thompson estimate (the regression's share is negligible there): each
 /// new flow is counted unless the epoch's filter already "knew" it when it arrived
 /// (an `insert` false positive, rate `fpr(j)` for the j-th flow), and weighed by the
 /// inverse of its chance to be counted. At or below the design load the report must
@@ -246,10 +249,9 @@ fn within_four_stated_sigma(name: &str, r: &Report, truth: u64) -> f64 {
 /// the second term covers the fill's spread and the model's few-per-cent error,
 /// generously) — plus 1 for rounding. Past 1.1× the design load the flag must be set,
 /// the error within 4 of the report's own σ ([`within_four_stated_sigma`]), that σ
-/// no wider than [`fresh_sigma_bound`] (unless `tune`), and — up to 4× the design
-/// load, where 4 such σ are at most 4 % — the error within 5 % of the truth (beyond,
-/// the issue's 5 % is not claimed: 4σ reaches 10–17 %). Returns (error, σ) below
-/// the load.
+/// no wider than [`fresh_sigma_bound`] (unless `tune`), and — where 4 such σ are at
+/// most 5 %: at every load tried, up to 25× — the error within 5 % of the truth.
+/// Returns (error, σ) below the load.
 fn check_new_flows(name: &str, r: &Report, flows: u64, tune: bool) -> Option<(f64, f64)> {
     let err = r.new_flows as f64 - flows as f64;
     if flows <= u64::from(NEW_FLOW_CAPACITY) {
@@ -349,9 +351,12 @@ struct Class {
     seeds: u64,
     epochs: usize,
     /// The stated σ as a share of the new flows: in the first epoch (a fresh monitor,
-    /// every flow new) and in the following ones (the last epoch as loaded as this
-    /// one). Chosen on the tuning seeds (their largest, in the comment, plus 10–20 %).
+    /// every flow new), in the second (its last epoch the first one, whose filter
+    /// sampled from level 0 unplanned) and in the following ones (the last epoch as
+    /// loaded as this one, the level planned). Chosen on the tuning seeds (their
+    /// largest, in the comment, plus 10–20 %).
     fresh: f64,
+    second: f64,
     steady: f64,
 }
 
@@ -361,7 +366,8 @@ struct Class {
 /// 90 % flood of one-packet flows with spoofed sources, and 50 000 uniform flows
 /// (≈ 12× the filters' design flows, as the 50 000-frame flood).
 const CLASSES: [Class; 9] = [
-    // Tuning: fresh ≤ 0.30 %, steady ≤ 0.70 % (3.9× the design load, level 0).
+    // Tuning (fresh, second, steady): ≤ 0.28 %, 0.68 %, 0.68 % (3.9× the design
+    // load, level 0: the HT count).
     Class {
         name: "16 384, 90 % flood",
         frames: 16_384,
@@ -370,10 +376,11 @@ const CLASSES: [Class; 9] = [
         flood: 0.9,
         seeds: 3,
         epochs: 6,
-        fresh: 0.0035,
+        fresh: 0.0033,
+        second: 0.008,
         steady: 0.008,
     },
-    // 0.13 %, 0.35 % (1.6×; 71 % of the flows new).
+    // 0.13 %, 0.35 %, 0.35 % (1.6×; 71 % of the flows new).
     Class {
         name: "16 384, Zipf 1.0",
         frames: 16_384,
@@ -383,9 +390,10 @@ const CLASSES: [Class; 9] = [
         seeds: 3,
         epochs: 6,
         fresh: 0.0015,
+        second: 0.004,
         steady: 0.004,
     },
-    // 0.29 %, 0.84 % (3.7×; 63 % new).
+    // 0.27 %, 0.84 %, 0.83 % (3.7×; 63 % new).
     Class {
         name: "50 000, Zipf 1.0",
         frames: 50_000,
@@ -394,10 +402,11 @@ const CLASSES: [Class; 9] = [
         flood: 0.0,
         seeds: 3,
         epochs: 4,
-        fresh: 0.0035,
-        steady: 0.01,
+        fresh: 0.0031,
+        second: 0.0097,
+        steady: 0.0097,
     },
-    // 1.66 %, 3.33 % (11.9×, levels 3–4).
+    // 0.74 %, 2.81 %, 0.86 % (11.9×; levels 4, 4, then 3 planned; 98 % new).
     Class {
         name: "50 000, 90 % flood",
         frames: 50_000,
@@ -406,10 +415,11 @@ const CLASSES: [Class; 9] = [
         flood: 0.9,
         seeds: 3,
         epochs: 4,
-        fresh: 0.02,
-        steady: 0.039,
+        fresh: 0.0086,
+        second: 0.033,
+        steady: 0.01,
     },
-    // 1.71 %, 3.34 % (12.2×).
+    // 0.74 %, 2.86 %, 0.89 % (12.2×; 95 % new).
     Class {
         name: "50 000, 10× uniform",
         frames: 50_000,
@@ -418,10 +428,11 @@ const CLASSES: [Class; 9] = [
         flood: 0.0,
         seeds: 2,
         epochs: 4,
-        fresh: 0.02,
-        steady: 0.039,
+        fresh: 0.0086,
+        second: 0.033,
+        steady: 0.0104,
     },
-    // 2.87 %, 4.31 % (115×, levels 6–7).
+    // 0.80 %, 3.99 %, 0.90 % (115×; levels 7, 7, 6).
     Class {
         name: "500 000, 90 % flood",
         frames: 500_000,
@@ -430,10 +441,11 @@ const CLASSES: [Class; 9] = [
         flood: 0.9,
         seeds: 1,
         epochs: 3,
-        fresh: 0.034,
-        steady: 0.05,
+        fresh: 0.0093,
+        second: 0.046,
+        steady: 0.0105,
     },
-    // 1.91 %, 5.57 % (15.5×; 30 % new).
+    // 0.76 %, 5.43 %, 2.10 % (15.5×; levels 4, 4, 3; 30 % new).
     Class {
         name: "500 000, Zipf 1.0",
         frames: 500_000,
@@ -442,10 +454,11 @@ const CLASSES: [Class; 9] = [
         flood: 0.0,
         seeds: 1,
         epochs: 3,
-        fresh: 0.0225,
-        steady: 0.065,
+        fresh: 0.0089,
+        second: 0.063,
+        steady: 0.0245,
     },
-    // 3.18 %, 4.88 % (229×, levels 7–8).
+    // 0.81 %, 4.62 %, 0.89 % (229×; levels 8, 8, 7).
     Class {
         name: "10^6, 90 % flood",
         frames: 1_000_000,
@@ -454,10 +467,11 @@ const CLASSES: [Class; 9] = [
         flood: 0.9,
         seeds: 1,
         epochs: 3,
-        fresh: 0.0375,
-        steady: 0.0575,
+        fresh: 0.0094,
+        second: 0.054,
+        steady: 0.0104,
     },
-    // 2.11 %, 9.79 % (20×; 17 % new).
+    // 0.77 %, 9.62 %, 3.47 % (20×; levels 5, 5, 4; 17 % new).
     Class {
         name: "10^6, Zipf 1.0",
         frames: 1_000_000,
@@ -466,28 +480,36 @@ const CLASSES: [Class; 9] = [
         flood: 0.0,
         seeds: 1,
         epochs: 3,
-        fresh: 0.025,
-        steady: 0.115,
+        fresh: 0.009,
+        second: 0.112,
+        steady: 0.04,
     },
 ];
 
 /// New flows in steady traffic, epoch after epoch, on held-out seeds: the truth is
 /// the flows of the epoch absent from the previous one (the generator's). In every
 /// epoch the error is within 4 of the reported σ ([`within_four_stated_sigma`]) and
-/// that σ within the class's stated bound; over all epochs the mean of z² = (error/σ)²
-/// is within χ² bounds (σ is honest, not merely wide). The issue's "≤ 5 % in every
-/// epoch" is asserted where the stated σ makes it a 4σ claim (4·σ ≤ 5 %): the
-/// firmware's 16 384-frame epochs (90 % flood included) and 50 000-frame Zipf epochs
-/// (≤ 4× the design load). Past about 5× it is not met: 4σ reaches 15.6 % at 12×
-/// the design flows (floods and uniform) and more where few flows are new; the test
-/// prints those epochs' errors. Costs about 5 s (11·10⁶ frames).
+/// that σ within the class's stated bound for its phase (fresh, second, steady);
+/// over all epochs the mean of z² = (error/σ)² is within χ² bounds (σ is honest, not
+/// merely wide). The issue's "≤ 5 % in every epoch" is asserted where the stated σ
+/// makes it a 4σ claim (4·σ ≤ 5 %): every epoch of the firmware's 16 384-frame
+/// epochs (90 % flood included) and of 50 000-frame Zipf epochs (≤ 4× the design
+/// load), and the first and steady epochs of every flood and of the 10× uniform
+/// class (12–229× the design flows: σ ≤ 1.05 %). Not in the second epoch of an
+/// overload that started unplanned (σ 2.8 % at 12×, 4–4.6 % at 115–229×: the first
+/// epoch's filter ends holding ≥ 20 000 flows of level 0 the second cannot count, a
+/// false-positive rate ≥ 0.5; `loxo_flow`'s `new_flows` docs), nor in the steady
+/// Zipf epochs of 500 000 and 10⁶ frames where 30 % and 17 % of the flows are new
+/// (σ 2.1 % and 3.5 %); the test prints those epochs' errors. Costs about 5 s
+/// (11·10⁶ frames).
 #[test]
 fn new_flows_in_steady_epochs_at_the_readme_epoch_sizes() {
     let tune = tuning().is_some();
     let (mut z2, mut n) = (0.0, 0usize);
     for (k, c) in CLASSES.iter().enumerate() {
-        let mut worst: (f64, f64) = (0.0, 0.0);
-        let five = 4.0 * c.steady.max(c.fresh) <= 0.05;
+        // Per phase (fresh, second, steady): the largest σ and error seen.
+        let mut worst = [(0.0f64, 0.0f64); 3];
+        let bounds = [c.fresh, c.second, c.steady];
         for seed in trial_seeds(1_000 * (k as u64 + 1), c.seeds) {
             let e = traffic::zipf(c.frames * c.epochs, c.flows, c.alpha, c.flood, seed);
             let mut m = Box::new(FlowMonitor::new(Config {
@@ -511,7 +533,8 @@ fn new_flows_in_steady_epochs_at_the_readme_epoch_sizes() {
                     f64::from(r.new_flows_sigma) / truth as f64,
                     r.new_flows as f64 / truth as f64 - 1.0,
                 );
-                let bound = if i == 0 { c.fresh } else { c.steady };
+                let phase = i.min(2);
+                let bound = bounds[phase];
                 println!(
                     "{name}: {} flows ({:.1}× the design load), {truth} new, {} ± {:.2} % (level {}), error {:+.2} % ({z:+.2}σ)",
                     current.len(),
@@ -527,28 +550,31 @@ fn new_flows_in_steady_epochs_at_the_readme_epoch_sizes() {
                     100.0 * rel,
                     100.0 * bound
                 );
-                if five {
+                // The issue's 5 %, where the stated σ makes it a 4σ claim.
+                if 4.0 * bound <= 0.05 {
                     assert!(
                         err.abs() <= 0.05,
                         "{name}: {} for {truth} new flows, beyond 5 %",
                         r.new_flows
                     );
                 }
-                worst = (worst.0.max(rel), worst.1.max(err.abs()));
+                worst[phase] = (worst[phase].0.max(rel), worst[phase].1.max(err.abs()));
                 previous = current;
             }
         }
-        println!(
-            "{}: largest σ {:.2} %, largest error {:.2} %{}",
-            c.name,
-            100.0 * worst.0,
-            100.0 * worst.1,
-            if five {
-                ""
-            } else {
-                " (4σ > 5 %: the issue's 5 % is not claimed here)"
-            }
-        );
+        for (phase, name) in ["fresh", "second", "steady"].iter().enumerate() {
+            println!(
+                "{}, {name}: largest σ {:.2} %, largest error {:.2} %{}",
+                c.name,
+                100.0 * worst[phase].0,
+                100.0 * worst[phase].1,
+                if 4.0 * bounds[phase] <= 0.05 {
+                    ""
+                } else {
+                    " (4σ > 5 %: the issue's 5 % is not claimed here)"
+                }
+            );
+        }
     }
     // Σ z² of n standard normal errors is χ²(n): n ≈ 75 lies within [0.5, 1.6]·n with
     // probability > 0.999 (σ estimated, so a little wider than χ²).

@@ -807,9 +807,14 @@ impl<const N: usize> FlowMonitor<N> {
         out.fragments = self.fragments;
         out.not_ip = self.not_ip;
         out.errors = self.errors;
-        out.distinct_flows = self.flows.estimate() as u64;
+        let flows = self.flows.estimate();
+        out.distinct_flows = flows as u64;
         out.distinct_sources = self.sources.estimate() as u64;
-        let n = self.new.figures();
+        // The flows sketch counts every flow: the new-flow count's regression
+        // anchor, and the next epoch's planned sampling level (`new_flows` docs).
+        let n = self
+            .new
+            .figures(flows, self.flows.relative_standard_error());
         out.new_flows = n.estimate;
         out.new_flows_sigma = n.sigma;
         out.new_flows_sampling = n.level;
@@ -865,7 +870,7 @@ impl<const N: usize> FlowMonitor<N> {
         self.flows.clear();
         self.sources.clear();
         self.sources_sip = self.blocklist.is_some();
-        self.new.end_epoch();
+        self.new.end_epoch(flows);
         self.blocklisted_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
