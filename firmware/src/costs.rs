@@ -43,7 +43,6 @@ static mut REGISTER: RegisterBloom<768, 5> = RegisterBloom::new(Seed::new(1, 2))
 static mut CMS: loxo_flow::FlowSketch = loxo_flow::FlowSketch::new(Seed::new(1, 2));
 static mut MON: crate::Monitor = crate::Monitor::with_candidates(crate::CONFIG);
 /// Snapshot targets, as the firmware's epoch end copies them.
-static mut SNAP_FLOWS: Hll<{ loxo_flow::FLOWS_P }> = Hll::new(Seed::new(1, 2));
 static mut SNAP_TOP: SpaceSaving<FlowKey, { crate::CANDIDATES }> = SpaceSaving::new();
 /// The Theta sketch beside HLL/ULL at about 4 KiB (`Hll<12>` 3 KiB, `Ull<12>` 4 KiB,
 /// `ThetaSketch<512>` 4 KiB) and larger.
@@ -489,14 +488,15 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     once(ticks, "epoch end: candidates encode", || {
         black_box(mon.top().encode_into::<38>(&seed, buf).ok());
     });
-    once(ticks, "epoch end: flows hll14 clone (snapshot)", || {
-        // SAFETY: only this function touches the snapshot statics in a costs build.
-        let snap = unsafe { &mut *core::ptr::addr_of_mut!(SNAP_FLOWS) };
-        snap.clone_from(mon.flows());
-        black_box(snap);
-    });
+    once(
+        ticks,
+        "epoch end: flows hll14 dense frame (the close's copy)",
+        || {
+            black_box(mon.flows().encode_dense_unsealed_into(buf).ok());
+        },
+    );
     once(ticks, "epoch end: candidates clone (snapshot)", || {
-        // SAFETY: as above.
+        // SAFETY: only this function touches the snapshot static in a costs build.
         let snap = unsafe { &mut *core::ptr::addr_of_mut!(SNAP_TOP) };
         snap.clone_from(mon.top());
         black_box(snap);

@@ -4,33 +4,37 @@
 //! sketches' encodings, SKETCH frames, IPFIX), during which the firmware read no
 //! frame: at line rate ~950 frames would arrive meanwhile, and the LAN9118's RX FIFO
 //! holds 165 (`linerate`). Now only what must see the closed epoch's state before the
-//! next frame changes it runs at once ([`Closing::close`], the *atomic* part): copy
-//! the two sketches the export encodes (the distinct-flow `Hll<14>` and the top-k
-//! `SpaceSaving`) into snapshots and close the monitor (`end_epoch`: report, clear).
-//! The rest are *slices*, each a bounded piece of work run between two frames
+//! next frame changes it runs at once ([`Closing::close`], the *atomic* part): write
+//! the distinct-flow `Hll<14>` into the sketch buffer as a dense frame (its register
+//! bytes as they are, without the CRC: a 12 KiB copy), copy the top-k `SpaceSaving`
+//! into a snapshot and close the monitor (`end_epoch`: report, clear). The rest are
+//! *slices*, each a bounded piece of work run between two frames
 //! ([`Closing::slice`]) when the arrival model says the FIFO is nearly empty: log the
-//! report, encode each sketch from its snapshot, ship one SKETCH frame, send the
-//! IPFIX messages, queue the sketch datagrams (sent one per slice by
-//! `Net::pump_one`).
+//! report, the flows frame's CRC, encode the candidates from their snapshot, ship
+//! one SKETCH frame, send the IPFIX messages, queue the sketch datagrams (sent one
+//! per slice by `Net::pump_one`).
 //!
-//! The snapshots are what keeps the closed epoch intact while the next epoch's frames
-//! are fed: 12 584 + 8 976 bytes of `.bss` (64-bit host sizes; `ram:` in the log has
-//! the device's total). The report is not touched until the next close, and an export
+//! The candidates' snapshot is what keeps the closed epoch intact while the next
+//! epoch's frames are fed: 8 976 bytes of `.bss` (64-bit host size; `ram:` in the log
+//! has the device's total). The flows sketch used to have a snapshot too (12 584
+//! bytes), encoded sparse in a slice of 128 k instructions: its dense frame at the
+//! close is about as long at the ~4 000 flows of a demo epoch (3 bytes per set
+//! register against 0.75 per register) and shorter past ~4 100. The report is not
+//! touched until the next close, and an export
 //! still in progress then (never at 16 384 frames per epoch: it takes a few thousand)
 //! is finished first, in one go.
 
 use loxo_cms::SpaceSaving;
 use loxo_flow::FlowKey;
-use loxo_hll::Hll;
 use loxo_lan9118::{Lan9118, Mmio};
 
 use crate::board::{Led, Ticks};
 use crate::net::Net;
 use crate::{EpochReport, Link, Monitor, Totals, CANDIDATES, SEED};
 
-/// The closed epoch's distinct-flow sketch, copied out of the monitor at the close.
-static mut SNAP_FLOWS: Hll<{ loxo_flow::FLOWS_P }> = Hll::new(SEED);
-/// The closed epoch's top-k candidates, likewise.
+/// The closed epoch's top-k candidates, copied out of the monitor at the close. (Its
+/// distinct-flow sketch needs no copy: the close writes it into the sketch buffer as
+/// a dense frame, `Hll::encode_dense_unsealed_into` — the register bytes as they are.)
 static mut SNAP_TOP: SpaceSaving<FlowKey, CANDIDATES> = SpaceSaving::new();
 
 /// What the NIC side of a slice needs.
@@ -58,10 +62,8 @@ enum Step {
     Idle,
     /// Log the report (`epoch:`, `elephant:`, `blocklisted:`, `malformed:` lines).
     Log,
-    /// Encode the distinct-flow snapshot into the sketch buffer, without its CRC.
-    EncodeFlows,
-    /// Write that frame's CRC (a third of the encode: apart, so that neither slice
-    /// is longer than the RX FIFO lasts at line rate).
+    /// Write the CRC of the distinct-flow frame the close wrote (apart from the
+    /// close, which must stay short).
     SealFlows,
     /// Send the next 1 KiB SKETCH frame of the distinct-flow sketch.
     Ship,
@@ -76,10 +78,9 @@ enum Step {
 }
 
 impl Step {
-    const ALL: [Self; 9] = [
+    const ALL: [Self; 8] = [
         Self::Idle,
         Self::Log,
-        Self::EncodeFlows,
         Self::SealFlows,
         Self::Ship,
         Self::EncodeTopK,
@@ -92,7 +93,6 @@ impl Step {
         match self {
             Self::Idle => "pump",
             Self::Log => "log",
-            Self::EncodeFlows => "encode_flows",
             Self::SealFlows => "seal_flows",
             Self::Ship => "ship_sketch_frame",
             Self::EncodeTopK => "encode_topk",
@@ -133,7 +133,8 @@ pub(crate) struct Closing {
     closed_at: u64,
     /// Whether the close lit the LED (read back from its register).
     led_lit: bool,
-    snap_flows: &'static mut Hll<{ loxo_flow::FLOWS_P }>,
+    /// The closed epoch's distinct-flow estimate, rounded (the `sketch:` line).
+    flows_estimate: u64,
     snap_top: &'static mut SpaceSaving<FlowKey, CANDIDATES>,
     costs: Costs,
 }
@@ -142,12 +143,7 @@ impl Closing {
     /// Takes the snapshots' statics: call once.
     pub(crate) fn take() -> Self {
         // SAFETY: `take` runs once (from `main`), so these are the only references.
-        let (snap_flows, snap_top) = unsafe {
-            (
-                &mut *core::ptr::addr_of_mut!(SNAP_FLOWS),
-                &mut *core::ptr::addr_of_mut!(SNAP_TOP),
-            )
-        };
+        let snap_top = unsafe { &mut *core::ptr::addr_of_mut!(SNAP_TOP) };
         Self {
             step: Step::Idle,
             epoch: 0,
@@ -161,7 +157,7 @@ impl Closing {
             shipped: 0,
             closed_at: 0,
             led_lit: false,
-            snap_flows,
+            flows_estimate: 0,
             snap_top,
             costs: Costs::default(),
         }
@@ -188,7 +184,15 @@ impl Closing {
             self.finish(report, export, io, totals);
         }
         let t0 = io.ticks.now();
-        snapshot(self.snap_flows, monitor.flows());
+        // The distinct-flow sketch goes straight into the sketch buffer as a dense
+        // frame (a 12 KiB copy; its CRC is a slice of its own), the candidates into
+        // their snapshot (encoded in a later slice).
+        let flows = monitor.flows();
+        self.flows = flows
+            .encode_dense_unsealed_into(io.net.sketches_mut())
+            .unwrap_or(0);
+        self.flows_estimate = (flows.estimate() + 0.5) as u64;
+        self.shipped = 0;
         snapshot(self.snap_top, monitor.top());
         io.nic.update_drop_counter();
         self.epoch = totals.epochs;
@@ -271,14 +275,6 @@ impl Closing {
             Step::Idle => Step::Idle,
             Step::Log => {
                 crate::log_epoch(report, self.led_lit);
-                Step::EncodeFlows
-            }
-            Step::EncodeFlows => {
-                self.flows = self
-                    .snap_flows
-                    .encode_unsealed_into(io.net.sketches_mut())
-                    .unwrap_or(0);
-                self.shipped = 0;
                 if self.flows == 0 {
                     Step::EncodeTopK
                 } else {
@@ -324,7 +320,7 @@ impl Closing {
                     "sketch: epoch={=u32} bytes={=usize} estimate={=u64} topk_bytes={=usize}",
                     epoch,
                     self.flows,
-                    (self.snap_flows.estimate() + 0.5) as u64,
+                    self.flows_estimate,
                     self.topk
                 );
                 Step::Ipfix

@@ -165,6 +165,35 @@ where
         wire::encode_sealed(self, buf, self.seed.fingerprint(), false)
     }
 
+    /// [`encode_unsealed_into`](Self::encode_unsealed_into) with the **dense** payload
+    /// whatever the sketch holds (the register bytes as they are in memory, `0.75·2^P`
+    /// bytes): a copy, not an encoding, so a device can write the closing epoch's
+    /// sketch straight into its export buffer at the close — no snapshot of the
+    /// sketch to keep, no encoding slice later. Any decoder reads it (the sparse form
+    /// is only ever a shorter way to write the same registers).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_hll::Hll;
+    /// let mut h = Hll::<10>::new(Seed::new(1, 2));
+    /// h.insert(b"key");
+    /// let mut a = [0u8; 2048];
+    /// let n = h.encode_dense_unsealed_into(&mut a)?;
+    /// assert!(n > h.encoded_len()); // one register set: sparse would be shorter
+    /// loxo_core::wire::seal(&mut a[..n])?;
+    /// let mut back = Hll::<10>::new(Seed::new(1, 2));
+    /// back.decode_into(&a[..n]).unwrap();
+    /// assert_eq!(back.estimate(), h.estimate());
+    /// # Ok::<(), loxo_core::EncodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::BufferTooSmall`] when `buf` cannot hold the dense frame.
+    pub fn encode_dense_unsealed_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        wire::encode_as(self, buf, self.seed.fingerprint(), false, true)
+    }
+
     /// Like [`encode_into`](Self::encode_into), but writes `fingerprint` as the
     /// frame's seed fingerprint: for collectors that merged frames with
     /// [`decode_into_any_seed`](Self::decode_into_any_seed) and never learnt the

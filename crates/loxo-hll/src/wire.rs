@@ -86,12 +86,12 @@ pub(crate) trait RegisterFrame {
 }
 
 /// The header of the frame `s` encodes to now.
-fn header<S: RegisterFrame>(s: &S, fingerprint: u64) -> Header {
+fn header<S: RegisterFrame>(s: &S, fingerprint: u64, dense: bool) -> Header {
     let (mut flags, mut payload) = if let Some(n) = s.list_count() {
         (FLAG_LIST, 4 + LIST_ENTRY * n as usize)
     } else {
         let sparse_len = 4 + S::SPARSE_ENTRY * s.non_zero();
-        if sparse_len < S::DENSE_LEN {
+        if sparse_len < S::DENSE_LEN && !dense {
             (FLAG_SPARSE, sparse_len)
         } else {
             (0, S::DENSE_LEN)
@@ -108,7 +108,7 @@ fn header<S: RegisterFrame>(s: &S, fingerprint: u64) -> Header {
 
 /// Length in bytes of the frame [`encode`] writes for `s` now.
 pub(crate) fn encoded_len<S: RegisterFrame>(s: &S) -> usize {
-    wire::frame_len(header(s, 0).payload_len as usize)
+    wire::frame_len(header(s, 0, false).payload_len as usize)
 }
 
 /// Writes `s` as a frame under `fingerprint`; returns the bytes written.
@@ -133,7 +133,19 @@ pub(crate) fn encode_sealed<S: RegisterFrame>(
     fingerprint: u64,
     sealed: bool,
 ) -> Result<usize, EncodeError> {
-    let header = header(s, fingerprint);
+    encode_as(s, buf, fingerprint, sealed, false)
+}
+
+/// [`encode_sealed`], with the dense payload whatever its length if `dense` (a
+/// sketch in list mode still writes its list).
+pub(crate) fn encode_as<S: RegisterFrame>(
+    s: &S,
+    buf: &mut [u8],
+    fingerprint: u64,
+    sealed: bool,
+    dense: bool,
+) -> Result<usize, EncodeError> {
+    let header = header(s, fingerprint, dense);
     let mut enc = Encoder::new(buf, &header)?;
     if let Some(v) = s.martingale() {
         enc.put(&v.to_le_bytes());
