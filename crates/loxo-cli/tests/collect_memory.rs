@@ -7,7 +7,8 @@
 //! (one fleet HLL per open epoch, `DEVICE_EPOCH_BYTES` per device-epoch), and the
 //! heap per device-epoch, past the per-epoch HLLs, is at most `DEVICE_EPOCH_BYTES`.
 //! Before the fix a device-epoch held its decoded `Hll<18>` and its frame as received:
-//! ≈ 423 KiB measured this way, against ≈ 15 KiB now.
+//! 426 633 bytes per device-epoch measured this way (16 × 8 and 128 × 8 alike),
+//! against 15 112 now.
 //!
 //! One test in this binary: the allocator's counters are process-wide. Runtime
 //! ≈ 0.7 s (128 frames of `Hll<18>` decoded and merged).

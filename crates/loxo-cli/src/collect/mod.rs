@@ -33,10 +33,11 @@
 //! A flows frame is merged into its epoch's fleet HLL **as soon as it is decoded**
 //! (and, with `--out`, written then): the collector keeps one HLL per open epoch, not
 //! one per device — the decoded per-device `Hll<18>` (192 KiB of registers) and the
-//! frame as received (another 192 KiB) were what a device-epoch cost before, ≈ 423 KiB
-//! measured. A top-k frame is kept as received (≤ 14 900 bytes, the compact form: its
-//! decoded `SpaceSaving` is larger) and decoded again, one at a time, into the fleet
-//! merge when the epoch is finalized. So the state is at most
+//! frame as received (another 192 KiB) were what a device-epoch cost before: 426 633
+//! bytes measured, with its top-k frame and decoded summary. A top-k frame is kept as
+//! received (≤ 14 900 bytes, the compact form: its decoded `SpaceSaving` is larger)
+//! and decoded again, one at a time, into the fleet merge when the epoch is
+//! finalized. So the state is at most
 //!
 //! * [`DEVICE_EPOCH_BYTES`] (15 236 bytes on a 64-bit host) per (device, open epoch),
 //! * one fleet HLL per open epoch (`0.75 · 2^P + 296` bytes: 12 584 at `P = 14`,
