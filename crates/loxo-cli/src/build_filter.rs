@@ -492,9 +492,10 @@ mod tests {
     /// lines of /16s used to expand to 2^25 keys, 3 GB of RAM).
     #[test]
     fn max_keys_is_checked_before_expanding() {
-        let text: String = (0..512)
-            .map(|i| format!("{}.{}.0.0/16\n", 10 + i / 256, i % 256))
-            .collect();
+        let text: String = (0..512).fold(String::new(), |mut t, i| {
+            let _ = writeln!(t, "{}.{}.0.0/16", 10 + i / 256, i % 256);
+            t
+        });
         let mut n = 0usize;
         let e = for_each_key(text.as_bytes(), DEFAULT_MAX_KEYS, 8, |_| n += 1).unwrap_err();
         assert_eq!(n, DEFAULT_MAX_KEYS, "16 /16s");

@@ -3,6 +3,7 @@
 //! with the line and the reason, `loxo inspect` describes the result.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -166,9 +167,10 @@ fn expansion_and_messages_are_bounded() {
     let d = dir("bounded");
     let keys = d.join("keys.txt");
     let out = d.join("f.loxo");
-    let slash16s: String = (0..512)
-        .map(|i| format!("{}.{}.0.0/16\n", 10 + i / 256, i % 256))
-        .collect();
+    let slash16s: String = (0..512).fold(String::new(), |mut t, i| {
+        let _ = writeln!(t, "{}.{}.0.0/16", 10 + i / 256, i % 256);
+        t
+    });
     std::fs::write(&keys, &slash16s).unwrap();
     let o = loxo(&["build-filter", s(&keys), "-o", s(&out)]);
     let err = text(&o.stderr);

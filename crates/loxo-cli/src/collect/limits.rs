@@ -31,7 +31,8 @@ pub struct Limits {
 
 impl Default for Limits {
     /// 64 frames in reassembly, 1 024 devices, 8 open epochs, 1 024 messages, 256 MiB
-    /// (the other limits at their worst take ≈ 136 MiB: [`worst_case_bytes`](Limits::worst_case_bytes)).
+    /// (the other limits at their worst take 158 460 916 bytes, ≈ 151 MiB, on a 64-bit
+    /// host: [`worst_case_bytes`](Limits::worst_case_bytes)).
     fn default() -> Self {
         Self {
             max_partial: 64,

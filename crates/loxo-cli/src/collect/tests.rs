@@ -445,3 +445,12 @@ fn another_precision_is_not_merged() {
     assert_eq!(e.flows_devices, vec![1]);
     assert_eq!(e.flows.unwrap().precision(), 14);
 }
+
+/// At the default limits, the state at its worst fits the default memory limit: the
+/// byte limit only binds when the others are raised.
+#[test]
+fn default_limits_fit_the_default_memory_limit() {
+    let l = Limits::default();
+    println!("worst case {} bytes", l.worst_case_bytes());
+    assert!(l.worst_case_bytes() <= l.max_bytes);
+}
