@@ -279,6 +279,7 @@ impl Collector {
         let buffer = if d.data.len() == total { 0 } else { total };
         let (held, max_bytes) = (self.memory_bytes(), self.limits.max_bytes);
         let room = held.saturating_add(SLOT_BYTES + buffer) <= max_bytes;
+        let room_slot = held.saturating_add(SLOT_BYTES) <= max_bytes;
         let epoch = self.epochs.get_mut(&d.epoch)?;
         let mut error = None;
         let mut lost = false;
@@ -288,6 +289,11 @@ impl Collector {
                     error = Some((
                         ErrorKind::TooLarge,
                         format!("{what}: frame of {total} bytes announced, at most {max}"),
+                    ));
+                } else if !room_slot {
+                    error = Some((
+                        ErrorKind::Capacity,
+                        memory_full(what, SLOT_BYTES, max_bytes, held),
                     ));
                 } else if offset != 0 {
                     lost = true;
@@ -314,13 +320,17 @@ impl Collector {
                         ),
                     ));
                 }
-                epoch.held += SLOT_BYTES;
                 if error.is_some() {
-                    v.insert(Slot::Failed);
+                    // Its later chunks are discarded, unless even the slot passes the
+                    // memory limit: then each is refused in turn.
+                    if room_slot {
+                        epoch.held += SLOT_BYTES;
+                        v.insert(Slot::Failed);
+                    }
                 } else {
                     let mut buf = Vec::with_capacity(total);
                     buf.extend_from_slice(d.data);
-                    epoch.held += buf.capacity();
+                    epoch.held += SLOT_BYTES + buf.capacity();
                     v.insert(Slot::Partial { total, buf });
                     self.partial += 1;
                 }

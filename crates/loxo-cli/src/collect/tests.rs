@@ -403,6 +403,23 @@ fn memory_limit_refuses_and_names_itself() {
         .take_messages()
         .iter()
         .any(|m| m.contains("would pass the memory limit of 40000 bytes")));
+    // Room for a device and an epoch, not for a frame's slot: every datagram is
+    // refused, none is held.
+    let max_bytes = super::COLLECTOR_BYTES + super::DEVICE_BYTES + super::EPOCH_BYTES + 10;
+    let mut c = Collector::new(Limits {
+        max_bytes,
+        max_messages: 0,
+        ..Limits::default()
+    });
+    let d = datagrams(Stream::Flows, 1, 0, &f);
+    for x in &d {
+        c.push(x);
+        assert!(c.memory_bytes() <= max_bytes);
+    }
+    assert_eq!(
+        c.error_counts().get(&ErrorKind::Capacity),
+        Some(&(d.len() as u64))
+    );
 }
 
 /// Frames for `--out` come out as received, and are accounted until taken.
