@@ -24,7 +24,9 @@ pub struct Limits {
     /// Devices an epoch needs before it can close (0 or 1: any device seen).
     pub min_devices: usize,
     /// Bytes of state ([`Collector::memory_bytes`](super::Collector::memory_bytes)) at
-    /// most: a device, an epoch, a frame's buffer or a kept frame that would pass it is
+    /// most. A datagram of an epoch newer than the oldest open one finalizes the oldest
+    /// while there is no room for it (as the open-epoch limit does); otherwise a
+    /// device, an epoch, a frame's buffer or a kept frame that would pass it is
     /// refused.
     pub max_bytes: usize,
 }

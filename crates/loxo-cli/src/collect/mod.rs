@@ -48,7 +48,9 @@
 //! which [`Collector::memory_bytes`] accounts as it goes (`tests/collect_memory.rs`
 //! checks it against the heap the collector really holds, and the figures above). Every
 //! [`Limits`] field is a hard limit (`--max-devices`, `--max-open-epochs`,
-//! `--max-memory`): what would pass it is refused and counted, never buffered.
+//! `--max-memory`): what would pass it is refused and counted, never buffered — except
+//! that a newer epoch makes room by finalizing the oldest open ones (their missing
+//! frames counted, naming the limit), so the collector keeps up with its devices.
 //!
 //! # Losses: counted, never silent
 //!

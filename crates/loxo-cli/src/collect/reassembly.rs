@@ -87,11 +87,15 @@ pub struct ReceivedFrame {
     pub bytes: Vec<u8>,
 }
 
+/// What a chunk gives: the frame's bytes once complete, or an error to count.
+type ChunkResult = Result<Option<Vec<u8>>, (ErrorKind, String)>;
+
 /// Why an epoch is finalized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Why {
     Closed,
     Limit,
+    Memory,
     Finish,
 }
 
@@ -170,8 +174,9 @@ impl Collector {
     /// Bytes of state the collector holds: reassembly buffers, the open epochs' fleet
     /// HLLs and kept top-k frames, an allowance for each map entry (devices, epochs,
     /// frame slots) and root node ([`COLLECTOR_BYTES`](super::COLLECTOR_BYTES)),
-    /// finalized epochs and frames for output not yet taken, and the kept messages. Never more than [`Limits::max_bytes`]; see
-    /// [`Limits::worst_case_bytes`] for the figure in terms of the other limits.
+    /// finalized epochs and frames for output not yet taken, and the kept messages.
+    /// Never more than [`Limits::max_bytes`]; see [`Limits::worst_case_bytes`] for the
+    /// figure in terms of the other limits.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         self.held + self.epochs.values().map(|e| e.held).sum::<usize>()
@@ -180,6 +185,18 @@ impl Collector {
     /// Whether `n` more bytes stay within [`Limits::max_bytes`].
     fn room(&self, n: usize) -> bool {
         self.memory_bytes().saturating_add(n) <= self.limits.max_bytes
+    }
+
+    /// Whether `n` more bytes fit, after finalizing the open epochs older than
+    /// `epoch` as long as they do not: under the memory limit, newer epochs win.
+    fn make_room(&mut self, epoch: u32, n: usize) -> bool {
+        while !self.room(n) {
+            match self.epochs.first_key_value() {
+                Some((&oldest, _)) if oldest < epoch => self.finalize_oldest(Why::Memory),
+                _ => return false,
+            }
+        }
+        true
     }
 
     fn memory_full(&self, what: &str, n: usize) -> String {
@@ -206,20 +223,16 @@ impl Collector {
                 format!("{what}: datagram after the epoch was finalized"),
             );
         }
-        if !self.devices.contains_key(&d.device) {
-            if self.devices.len() >= self.limits.max_devices {
-                let max = self.limits.max_devices;
-                return self.fail(
-                    ErrorKind::Capacity,
-                    format!("{what}: already {max} devices (--max-devices), no more are tracked"),
-                );
-            }
-            if !self.room(DEVICE_BYTES) {
-                let m = self.memory_full(&what, DEVICE_BYTES);
-                return self.fail(ErrorKind::Capacity, m);
-            }
+        let new_device = !self.devices.contains_key(&d.device);
+        if new_device && self.devices.len() >= self.limits.max_devices {
+            let max = self.limits.max_devices;
+            return self.fail(
+                ErrorKind::Capacity,
+                format!("{what}: already {max} devices (--max-devices), no more are tracked"),
+            );
         }
-        if let Err(msg) = self.open_epoch(d.epoch, &what) {
+        let device = usize::from(new_device) * DEVICE_BYTES;
+        if let Err(msg) = self.open_epoch(d.epoch, &what, device) {
             return self.fail(ErrorKind::Capacity, msg);
         }
         self.see(d.device, d.epoch);
@@ -242,12 +255,12 @@ impl Collector {
         seen.last = seen.last.max(epoch);
     }
 
-    /// Opens `epoch` if needed (finalizing the oldest open one at the limit).
-    fn open_epoch(&mut self, epoch: u32, what: &str) -> Result<(), String> {
-        if self.epochs.contains_key(&epoch) {
-            return Ok(());
-        }
-        if self.epochs.len() >= self.limits.max_open_epochs.max(1) {
+    /// Opens `epoch` if needed, with room for `extra` more bytes (a new device):
+    /// finalizes the oldest open epochs, if older, at the open-epoch limit and while
+    /// the memory limit leaves no room — so a newer epoch always opens.
+    fn open_epoch(&mut self, epoch: u32, what: &str, extra: usize) -> Result<(), String> {
+        let exists = self.epochs.contains_key(&epoch);
+        if !exists && self.epochs.len() >= self.limits.max_open_epochs.max(1) {
             match self.epochs.first_key_value() {
                 Some((&oldest, _)) if oldest < epoch => self.finalize_oldest(Why::Limit),
                 _ => {
@@ -258,124 +271,151 @@ impl Collector {
                 }
             }
         }
-        if !self.room(EPOCH_BYTES) {
-            return Err(self.memory_full(what, EPOCH_BYTES));
+        let need = extra + if exists { 0 } else { EPOCH_BYTES };
+        if !self.make_room(epoch, need) {
+            return Err(self.memory_full(what, need));
         }
-        self.epochs.insert(
-            epoch,
-            Epoch {
-                held: EPOCH_BYTES,
-                ..Epoch::default()
-            },
-        );
+        if !exists {
+            self.epochs.insert(
+                epoch,
+                Epoch {
+                    held: EPOCH_BYTES,
+                    ..Epoch::default()
+                },
+            );
+        }
         Ok(())
     }
 
     /// Adds a chunk to its frame; returns the frame's bytes when it completes.
     fn add_chunk(&mut self, d: &SketchDatagram<'_>, what: &str) -> Option<Vec<u8>> {
+        let key = (d.device, d.stream);
+        let known = self.epochs.get(&d.epoch)?.slots.contains_key(&key);
+        let (result, lost) = if known {
+            self.next_chunk(d, what)
+        } else {
+            self.first_chunk(d, what)
+        };
+        match result {
+            Ok(bytes) => bytes,
+            Err((kind, msg)) => {
+                if lost {
+                    self.lose(d.device, 1);
+                }
+                self.fail(kind, msg);
+                None
+            }
+        }
+    }
+
+    /// The first chunk seen of a frame: opens its slot (a reassembly buffer, or the
+    /// frame itself when it is one chunk), or refuses it; whether a refusal means a
+    /// chunk was lost.
+    fn first_chunk(&mut self, d: &SketchDatagram<'_>, what: &str) -> (ChunkResult, bool) {
         let (offset, total) = (d.offset as usize, d.total as usize);
         let max = max_frame(d.stream);
-        let partial_full = self.partial >= self.limits.max_partial;
         let buffer = if d.data.len() == total { 0 } else { total };
+        if offset == 0 && total <= max {
+            self.make_room(d.epoch, SLOT_BYTES + buffer);
+        }
         let (held, max_bytes) = (self.memory_bytes(), self.limits.max_bytes);
-        let room = held.saturating_add(SLOT_BYTES + buffer) <= max_bytes;
-        let room_slot = held.saturating_add(SLOT_BYTES) <= max_bytes;
-        let epoch = self.epochs.get_mut(&d.epoch)?;
-        let mut error = None;
-        let mut lost = false;
-        match epoch.slots.entry((d.device, d.stream)) {
-            Entry::Vacant(v) => {
-                if total > max {
-                    error = Some((
-                        ErrorKind::TooLarge,
-                        format!("{what}: frame of {total} bytes announced, at most {max}"),
-                    ));
-                } else if !room_slot {
-                    error = Some((
-                        ErrorKind::Capacity,
-                        memory_full(what, SLOT_BYTES, max_bytes, held),
-                    ));
-                } else if offset != 0 {
-                    lost = true;
-                    error = Some((
-                        ErrorKind::Sequence,
-                        format!("{what}: first chunk seen at offset {offset}, not 0"),
-                    ));
-                } else if !room {
-                    error = Some((
-                        ErrorKind::Capacity,
-                        memory_full(what, SLOT_BYTES + buffer, max_bytes, held),
-                    ));
-                } else if buffer == 0 {
-                    // A one-chunk frame needs no reassembly buffer.
-                    v.insert(Slot::Failed);
-                    epoch.held += SLOT_BYTES;
-                    return Some(d.data.to_vec());
-                } else if partial_full {
-                    error = Some((
-                        ErrorKind::Capacity,
-                        format!(
-                            "{what}: already {} frames incomplete, no more are buffered",
-                            self.limits.max_partial
-                        ),
-                    ));
-                }
-                if error.is_some() {
-                    // Its later chunks are discarded, unless even the slot passes the
-                    // memory limit: then each is refused in turn.
-                    if room_slot {
-                        epoch.held += SLOT_BYTES;
-                        v.insert(Slot::Failed);
-                    }
-                } else {
-                    let mut buf = Vec::with_capacity(total);
+        let room = |n: usize| held.saturating_add(n) <= max_bytes;
+        let error = if total > max {
+            Some((
+                ErrorKind::TooLarge,
+                format!("{what}: frame of {total} bytes announced, at most {max}"),
+            ))
+        } else if !room(SLOT_BYTES) {
+            let m = memory_full(what, SLOT_BYTES, max_bytes, held);
+            Some((ErrorKind::Capacity, m))
+        } else if offset != 0 {
+            let m = format!("{what}: first chunk seen at offset {offset}, not 0");
+            Some((ErrorKind::Sequence, m))
+        } else if !room(SLOT_BYTES + buffer) {
+            let m = memory_full(what, SLOT_BYTES + buffer, max_bytes, held);
+            Some((ErrorKind::Capacity, m))
+        } else if buffer > 0 && self.partial >= self.limits.max_partial {
+            let m = format!(
+                "{what}: already {} frames incomplete, no more are buffered",
+                self.limits.max_partial
+            );
+            Some((ErrorKind::Capacity, m))
+        } else {
+            None
+        };
+        let Some(epoch) = self.epochs.get_mut(&d.epoch) else {
+            return (Ok(None), false);
+        };
+        let key = (d.device, d.stream);
+        if let Some(e) = error {
+            // Its later chunks are discarded, unless even the slot passes the memory
+            // limit: then each is refused in turn.
+            if room(SLOT_BYTES) {
+                epoch.held += SLOT_BYTES;
+                epoch.slots.insert(key, Slot::Failed);
+            }
+            let lost = e.0 == ErrorKind::Sequence;
+            return (Err(e), lost);
+        }
+        epoch.held += SLOT_BYTES;
+        if buffer == 0 {
+            // A one-chunk frame needs no reassembly buffer.
+            epoch.slots.insert(key, Slot::Failed);
+            return (Ok(Some(d.data.to_vec())), false);
+        }
+        let mut buf = Vec::with_capacity(total);
+        buf.extend_from_slice(d.data);
+        epoch.held += buf.capacity();
+        epoch.slots.insert(key, Slot::Partial { total, buf });
+        self.partial += 1;
+        (Ok(None), false)
+    }
+
+    /// A further chunk of a frame whose slot is open; whether a refusal means a chunk
+    /// was lost (a gap in the offsets).
+    fn next_chunk(&mut self, d: &SketchDatagram<'_>, what: &str) -> (ChunkResult, bool) {
+        let (offset, total) = (d.offset as usize, d.total as usize);
+        let Some(epoch) = self.epochs.get_mut(&d.epoch) else {
+            return (Ok(None), false);
+        };
+        let Entry::Occupied(mut o) = epoch.slots.entry((d.device, d.stream)) else {
+            return (Ok(None), false);
+        };
+        let (have, want) = match o.get_mut() {
+            Slot::Failed => {
+                self.discarded += 1;
+                return (Ok(None), false);
+            }
+            Slot::Done { .. } => {
+                let m = format!("{what}: chunk at offset {offset} of a frame already received");
+                return (Err((ErrorKind::Duplicate, m)), false);
+            }
+            Slot::Partial { total: want, buf } => {
+                if offset == buf.len() && total == *want {
                     buf.extend_from_slice(d.data);
-                    epoch.held += SLOT_BYTES + buf.capacity();
-                    v.insert(Slot::Partial { total, buf });
-                    self.partial += 1;
-                }
-            }
-            Entry::Occupied(mut o) => match o.get_mut() {
-                Slot::Failed => self.discarded += 1,
-                Slot::Done { .. } => {
-                    error = Some((
-                        ErrorKind::Duplicate,
-                        format!("{what}: chunk at offset {offset} of a frame already received"),
-                    ));
-                }
-                Slot::Partial { total: want, buf } => {
-                    let (have, want) = (buf.len(), *want);
-                    if offset != have || total != want {
-                        lost = offset > have && total == want;
-                        error = Some((
-                            ErrorKind::Sequence,
-                            format!(
-                                "{what}: chunk at offset {offset} (total {total}), expected offset {have} (total {want}): frame dropped"
-                            ),
-                        ));
-                        epoch.held -= buf.capacity();
-                        o.insert(Slot::Failed);
-                        self.partial -= 1;
-                    } else {
-                        buf.extend_from_slice(d.data);
-                        if buf.len() == want {
-                            let bytes = std::mem::take(buf);
-                            epoch.held -= bytes.capacity();
-                            o.insert(Slot::Failed);
-                            self.partial -= 1;
-                            return Some(bytes);
-                        }
+                    if buf.len() < *want {
+                        return (Ok(None), false);
                     }
                 }
-            },
-        }
-        if let Some((kind, msg)) = error {
-            if lost {
-                self.lose(d.device, 1);
+                (buf.len(), *want)
             }
-            self.fail(kind, msg);
+        };
+        // Complete, or dropped: the buffer goes either way.
+        let Slot::Partial { buf, .. } = o.insert(Slot::Failed) else {
+            return (Ok(None), false);
+        };
+        epoch.held -= buf.capacity();
+        self.partial -= 1;
+        if have == want && offset + d.data.len() == want && total == want {
+            return (Ok(Some(buf)), false);
         }
-        None
+        let m = format!(
+            "{what}: chunk at offset {offset} (total {total}), expected offset {have} (total {want}): frame dropped"
+        );
+        (
+            Err((ErrorKind::Sequence, m)),
+            offset > have && total == want,
+        )
     }
 
     /// Decodes a reassembled frame into its slot (left `Failed` on error): a flows
@@ -410,7 +450,7 @@ impl Collector {
         if merged {
             let result = match hll {
                 Some(h) => self.merge_flows(d.epoch, h),
-                None if self.room(len) => {
+                None if self.make_room(d.epoch, len) => {
                     keep = true;
                     Ok(())
                 }
@@ -424,7 +464,7 @@ impl Collector {
         // The frame for output, unless the kept top-k frame leaves no room for it.
         let out = self.frames_out.is_some() && {
             let n = if keep { 2 * len } else { len };
-            let room = self.room(n);
+            let room = self.make_room(d.epoch, n);
             if !room {
                 let m = self.memory_full(what, n);
                 self.fail(ErrorKind::Output, format!("{m}: not written"));
@@ -463,7 +503,8 @@ impl Collector {
     /// Merges a fleet flows sketch into its epoch's HLL.
     fn merge_flows(&mut self, epoch: u32, h: AnyHll) -> Result<(), (ErrorKind, String)> {
         let n = h.memory_bytes();
-        let room = self.room(n);
+        let room =
+            self.epochs.get(&epoch).is_some_and(|e| e.flows.is_some()) || self.make_room(epoch, n);
         let full = self.memory_full("fleet HLL", n);
         let Some(e) = self.epochs.get_mut(&epoch) else {
             return Ok(());
@@ -630,6 +671,10 @@ impl Collector {
             Why::Limit => format!(
                 " (epoch finalized early: {} epochs open, --max-open-epochs)",
                 self.limits.max_open_epochs
+            ),
+            Why::Memory => format!(
+                " (epoch finalized early: the memory limit of {} bytes was reached, --max-memory)",
+                self.limits.max_bytes
             ),
             Why::Closed | Why::Finish => String::new(),
         };

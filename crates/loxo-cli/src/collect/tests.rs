@@ -376,8 +376,9 @@ fn a_lost_chunk_is_counted_against_its_device() {
     assert_eq!(c.losses().get(&7), Some(&1));
 }
 
-/// With a memory limit the state never passes it: what would is refused, counted and
-/// named.
+/// With a memory limit the state never passes it: a newer epoch finalizes the oldest
+/// open one to make room (so the collector keeps up with its devices), what still
+/// does not fit is refused, and both are counted and named.
 #[test]
 fn memory_limit_refuses_and_names_itself() {
     let max_bytes = 40_000;
@@ -386,8 +387,18 @@ fn memory_limit_refuses_and_names_itself() {
         ..Limits::default()
     });
     let (f, t) = (hll(0, 5000, SEED), topk(&[(1, 5), (2, 7)], SEED));
-    // Each epoch's fleet HLL takes 12 584 bytes: the fourth does not fit.
-    for (device, epoch) in (0..2).flat_map(|d| (0..6).map(move |e| (d, e))) {
+    // Each epoch's fleet HLL takes 12 584 bytes, a frame in reassembly 12 336: two
+    // epochs and a frame fit, not three epochs. Device 0 runs ahead, device 1 lags an
+    // epoch behind after epoch 0.
+    let mut messages = Vec::new();
+    let mut schedule = vec![(0, 0), (1, 0)];
+    for e in 1..8u32 {
+        schedule.push((0, e));
+        if e >= 2 {
+            schedule.push((1, e - 1));
+        }
+    }
+    for (device, epoch) in schedule {
         for x in datagrams(Stream::Flows, device, epoch, &f)
             .iter()
             .chain(&datagrams(Stream::TopK, device, epoch, &t))
@@ -396,13 +407,28 @@ fn memory_limit_refuses_and_names_itself() {
             assert!(c.memory_bytes() <= max_bytes, "{}", c.memory_bytes());
             assert_eq!(c.memory_bytes(), c.recount());
         }
+        drop(c.take_finalized());
+        messages.extend(c.take_messages());
     }
-    let refused = c.error_counts().get(&ErrorKind::Capacity).copied();
-    assert!(refused.is_some_and(|n| n > 0), "{:?}", c.error_counts());
-    assert!(c
-        .take_messages()
-        .iter()
-        .any(|m| m.contains("would pass the memory limit of 40000 bytes")));
+    c.finish();
+    let last = c.take_finalized().pop().unwrap();
+    assert_eq!(
+        (last.epoch, last.flows_devices),
+        (7, vec![0]),
+        "{messages:?}"
+    );
+    let counts = c.error_counts();
+    assert!(counts.get(&ErrorKind::Incomplete).is_some(), "{counts:?}");
+    assert!(counts.get(&ErrorKind::Late).is_some(), "{counts:?}");
+    assert!(counts.get(&ErrorKind::Capacity).is_some(), "{counts:?}");
+    // Device 1's lagging epochs are finalized early for device 0's newer ones (its
+    // datagrams of them then late); a frame that does not fit even so is refused.
+    for want in [
+        "device 1 epoch 1 flows: not received (epoch finalized early: the memory limit of 40000 bytes was reached",
+        "would pass the memory limit of 40000 bytes",
+    ] {
+        assert!(messages.iter().any(|m| m.contains(want)), "{messages:?}");
+    }
     // Room for a device and an epoch, not for a frame's slot: every datagram is
     // refused, none is held.
     let max_bytes = super::COLLECTOR_BYTES + super::DEVICE_BYTES + super::EPOCH_BYTES + 10;
