@@ -43,7 +43,9 @@
 //! * one fleet HLL per open epoch (`0.75 · 2^P + 296` bytes: 12 584 at `P = 14`,
 //!   196 904 at `P = 18`) plus [`EPOCH_BYTES`],
 //! * [`DEVICE_BYTES`] per device, `max_partial · 196 660` bytes of frames in
-//!   reassembly, and the messages and finalized epochs not yet taken,
+//!   reassembly, and the messages and finalized epochs not yet taken
+//!   ([`FINALIZED_DEVICE_BYTES`] per device: the fleet list; finalizing also takes,
+//!   for a moment, one merge cell per flow the devices list),
 //!
 //! which [`Collector::memory_bytes`] accounts as it goes (`tests/collect_memory.rs`
 //! checks it against the heap the collector really holds, and the figures above). Every
