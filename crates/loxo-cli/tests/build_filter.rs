@@ -3,6 +3,7 @@
 //! with the line and the reason, `loxo inspect` describes the result.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -153,6 +154,66 @@ fn refusals_exit_1_with_line_and_reason() {
         "12",
     ]);
     assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Issue 33: 512 lines of /16 prefixes (6.9 KB) took 3.05 GB of RAM and wrote a
+/// 37.7 MB filter, and a huge line was echoed whole into stderr. Now the file is
+/// refused at the line that passes `--max-keys` (before expanding it: no output, no
+/// key file), the error quotes a short excerpt of a bad line, and a file at the cap
+/// gives a filter of the size announced. ≈ 0.3 s.
+#[test]
+fn expansion_and_messages_are_bounded() {
+    let d = dir("bounded");
+    let keys = d.join("keys.txt");
+    let out = d.join("f.loxo");
+    let slash16s: String = (0..512).fold(String::new(), |mut t, i| {
+        let _ = writeln!(t, "{}.{}.0.0/16", 10 + i / 256, i % 256);
+        t
+    });
+    std::fs::write(&keys, &slash16s).unwrap();
+    let o = loxo(&["build-filter", s(&keys), "-o", s(&out)]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "line 17: \"10.16.0.0/16\": 65536 more addresses would pass --max-keys 1048576"
+        ),
+        "{err}"
+    );
+    assert!(!out.exists() && !d.join("f.loxo.key").exists());
+
+    // A 1 MB line: the message quotes 80 characters of it.
+    std::fs::write(&keys, format!("192.0.2.1\n{}\n", "x".repeat(1 << 20))).unwrap();
+    let o = loxo(&["build-filter", s(&keys), "-o", s(&out)]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("line 2: longer than 4096 bytes, starting \"xxxx"),
+        "{err}"
+    );
+    assert!(err.len() < 300, "{} bytes of stderr", err.len());
+
+    // One /16 at --max-keys 65536: built; a second is refused.
+    for (lines, ok) in [(1, true), (2, false)] {
+        std::fs::write(&keys, &slash16s[..12 * lines]).unwrap();
+        let o = loxo(&[
+            "build-filter",
+            s(&keys),
+            "-o",
+            s(&out),
+            "--seed",
+            GOLDEN_SEED,
+            "--max-keys",
+            "65536",
+        ]);
+        assert_eq!(o.status.success(), ok, "{}", text(&o.stderr));
+    }
+    // The construction's slots per key at n = 2^16, 0.875 + 0.25 · ln 10⁶ / ln n =
+    // 1.186 (a byte each at 8 bits), and the frame's envelope.
+    let size = std::fs::metadata(&out).unwrap().len() as f64;
+    let per_key = 0.875 + 0.25 * 1e6f64.ln() / 65_536f64.ln();
+    assert!(size <= 65_536.0 * per_key + 128.0, "{size}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

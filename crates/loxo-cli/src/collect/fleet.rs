@@ -57,15 +57,16 @@ impl<const N: usize> DeviceTop for SpaceSaving<FlowKey, N> {
     }
 }
 
-/// One frame a device delivered in an epoch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One frame a device delivered in an epoch (the frame itself went to `--out` on
+/// arrival: [`Collector::take_frames`](super::Collector::take_frames)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceFrame {
     /// The device.
     pub device: u32,
     /// Which sketch.
     pub stream: Stream,
-    /// The loxo wire frame as received.
-    pub bytes: Vec<u8>,
+    /// Its length in bytes.
+    pub len: usize,
     /// Its seed fingerprint.
     pub fingerprint: u64,
     /// Merged into the fleet figures.
@@ -133,13 +134,41 @@ impl EpochSummary {
 #[must_use]
 pub fn combine_top(summaries: &[&dyn DeviceTop]) -> (Vec<FleetEntry>, u64, u64) {
     let listed = summaries.iter().map(|s| s.len()).sum();
+    combine(listed, |merge| {
+        for s in summaries {
+            if s.add_to(merge).is_err() {
+                unreachable!("Σ len() cells hold every listed key");
+            }
+        }
+    })
+}
+
+/// [`combine_top`] of top-k frames that [`decode_topk`] read, listing `listed` flows
+/// in all: each is decoded in turn and added, so one decoded summary at a time is in
+/// memory. A frame that does not decode (or lists more than `listed` counted) is
+/// left out.
+pub(super) fn combine_frames<'a>(
+    frames: impl Iterator<Item = &'a [u8]>,
+    listed: usize,
+) -> (Vec<FleetEntry>, u64, u64) {
+    combine(listed, |merge| {
+        for bytes in frames {
+            if let Ok((_, s)) = decode_topk(bytes) {
+                let _ = s.add_to(merge);
+            }
+        }
+    })
+}
+
+/// A fleet merge of `listed` cells, filled by `add`, as fleet entries by `count`
+/// descending, the summed total and the bound on unlisted flows.
+fn combine(
+    listed: usize,
+    add: impl FnOnce(&mut SpaceSavingMerge<'_, FlowKey>),
+) -> (Vec<FleetEntry>, u64, u64) {
     let mut cells = vec![MergedEntry::new(FlowKey::v4([0; 4], [0; 4], 0, 0, 0)); listed];
     let mut merge = SpaceSavingMerge::new(&mut cells);
-    for s in summaries {
-        if s.add_to(&mut merge).is_err() {
-            unreachable!("Σ len() cells hold every listed key");
-        }
-    }
+    add(&mut merge);
     let (total, unlisted) = (merge.total(), merge.unlisted_upper());
     let top = merge
         .sort_by_count()

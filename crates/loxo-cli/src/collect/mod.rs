@@ -28,27 +28,59 @@
 //! another fingerprint is written to its device file, reported and counted as an
 //! error, never merged.
 //!
-//! # Bounds on memory and what counts as an error
+//! # Memory: what is held, and its bounds
+//!
+//! A flows frame is merged into its epoch's fleet HLL **as soon as it is decoded**
+//! (and, with `--out`, written then): the collector keeps one HLL per open epoch, not
+//! one per device — the decoded per-device `Hll<18>` (192 KiB of registers) and the
+//! frame as received (another 192 KiB) were what a device-epoch cost before: 426 633
+//! bytes measured, with its top-k frame and decoded summary. A top-k frame is kept as
+//! received (≤ 14 900 bytes, the compact form: its decoded `SpaceSaving` is larger)
+//! and decoded again, one at a time, into the fleet merge when the epoch is
+//! finalized. So the state is at most
+//!
+//! * [`DEVICE_EPOCH_BYTES`] (15 236 bytes on a 64-bit host) per (device, open epoch),
+//! * one fleet HLL per open epoch (`0.75 · 2^P + 296` bytes: 12 584 at `P = 14`,
+//!   196 904 at `P = 18`) plus [`EPOCH_BYTES`],
+//! * [`DEVICE_BYTES`] per device, `max_partial · 196 660` bytes of frames in
+//!   reassembly, and the messages and finalized epochs not yet taken
+//!   ([`FINALIZED_DEVICE_BYTES`] per device: the fleet list; finalizing also takes,
+//!   for a moment, one merge cell per flow the devices list),
+//!
+//! which [`Collector::memory_bytes`] accounts as it goes (`tests/collect_memory.rs`
+//! checks it against the heap the collector really holds, and the figures above). Every
+//! [`Limits`] field is a hard limit (`--max-devices`, `--max-open-epochs`,
+//! `--max-memory`): what would pass it is refused and counted, never buffered — except
+//! that a newer epoch makes room by finalizing the oldest open ones (their missing
+//! frames counted, naming the limit), so the collector keeps up with its devices.
+//!
+//! # Losses: counted, never silent
 //!
 //! Chunks must arrive in order (the firmware sends them so; UDP on one link rarely
-//! reorders). A chunk out of order, a duplicate chunk, a total that changes, or a total
-//! above the largest frame of its stream ([`max_frame`]: 196 660 bytes for an HLL of
-//! precision 18, 14 900 for the top-k; never more than
-//! [`MAX_SKETCH`](crate::chunks::MAX_SKETCH), 16 MiB) drops that frame with a counted
-//! error; later chunks of a dropped frame are discarded silently. At most
-//! [`Limits::max_partial`] frames are incomplete at once, at most
-//! [`Limits::max_devices`] devices are tracked and at most [`Limits::max_open_epochs`]
-//! epochs are open: so memory stays below `max_partial · 196 660` bytes of partial
-//! frames plus about 60 KiB per (device, open epoch).
+//! reorders): a chunk missing from a frame shows as a gap in the offsets. A chunk out
+//! of order, a duplicate chunk, a total that changes, or a total above the largest
+//! frame of its stream ([`max_frame`]: 196 660 bytes for an HLL of precision 18, 14 900
+//! for the top-k; never more than [`MAX_SKETCH`](crate::chunks::MAX_SKETCH), 16 MiB)
+//! drops that frame with a counted error; later chunks of a dropped frame are
+//! discarded silently. A frame still missing or incomplete when its epoch is finalized
+//! is counted, and so are the frames of epochs a device skipped when no device's
+//! datagram opened them (a whole epoch lost); [`Collector::losses`] sums these per
+//! device. The datagrams carry no sequence number yet (issue 33 item 1 adds one, with
+//! a MAC): within what they carry, (device, epoch, stream, offset) is the sequence.
+//! Datagrams that never reach the collector's reading are counted too: the socket asks
+//! for an 8 MiB receive buffer (`--recv-buffer`; Linux grants up to
+//! `net.core.rmem_max`), a thread drains it into a queue of [`RECV_QUEUE`] datagrams
+//! while the main thread decodes and writes, and the kernel's count of datagrams it
+//! dropped on the socket (`/proc/net/udp`, Linux) is read every second and at the end.
 //!
 //! An epoch is **closed** when every device seen (since that epoch) has delivered or
 //! lost both its frames of it (and at least [`Limits::min_devices`] devices did); it is **finalized** (printed, written, exported,
 //! freed) once it is closed and every such device has sent something of a later
 //! epoch, when more than [`Limits::max_open_epochs`] epochs are open (the oldest
 //! goes), or when the collector stops. A datagram of a finalized epoch is a counted
-//! error ("late"). Malformed datagrams, corrupt frames (the frame's CRC-32), frames
-//! still incomplete at the end and seed or precision mismatches are counted too;
-//! nothing a sender does panics the collector.
+//! error ("late"). Malformed datagrams, corrupt frames (the frame's CRC-32) and seed
+//! or precision mismatches are counted too; nothing a sender does panics the
+//! collector.
 //!
 //! # The command
 //!
@@ -56,8 +88,10 @@
 //! [--devices N] [--timeout SECS]` prints, per epoch, the devices seen, the fleet distinct-flow
 //! estimate and the fleet top flows; with `--out` it writes
 //! `DIR/epoch-<n>/device-<d>.flows.loxo`, `…/device-<d>.topk.loxo` (the frames as
-//! received) and `DIR/epoch-<n>/fleet.flows.loxo` (the merged HLL under the fleet's
-//! fingerprint; all readable by `loxo inspect`); with `--redis` it `PFMERGE`s each
+//! received, on arrival) and `DIR/epoch-<n>/fleet.flows.loxo` (the merged HLL under the
+//! fleet's fingerprint, when the epoch is finalized; all readable by `loxo inspect`),
+//! at most `--out-max-bytes` (1 GiB) of them at once: the oldest finalized epochs'
+//! files are removed to make room ([`OutDir`]); with `--redis` it `PFMERGE`s each
 //! epoch's fleet HLL into the key `loxo:flows:epoch:<n>` (through a temporary key
 //! `loxo:flows:epoch:<n>:incoming`, so an existing key, e.g. another collector's,
 //! is merged into rather than overwritten). It stops after `--epochs N` closed epochs
@@ -67,9 +101,11 @@
 //! waited for (and one after the epoch was finalized is late), so give `--devices N`
 //! when the fleet's size is known.
 //!
-//! The files follow the data: `reassembly.rs` (the [`Collector`] state machine),
-//! `fleet.rs` (an epoch's fleet figures), `output.rs` (the text printed, the files
-//! written), `redis.rs` (the export) and this one (the command's loop).
+//! The files follow the data: `socket.rs` (the socket, its receive thread and drop
+//! counts), `reassembly.rs` (the [`Collector`] state machine), `limits.rs` (its
+//! bounds, costs and error kinds), `fleet.rs` (an epoch's fleet figures), `output.rs`
+//! (the text printed, the files written), `out_dir.rs` (the capped `--out`),
+//! `redis.rs` (the export) and this one (the command's loop).
 //!
 //! ```
 //! use loxo_cli::collect::{datagrams, Collector, Limits};
@@ -100,15 +136,17 @@
 //! ```
 
 mod fleet;
+mod limits;
+mod out_dir;
 mod output;
 mod reassembly;
 mod redis;
+mod socket;
 #[cfg(test)]
 mod tests;
 
 use std::fmt::Write as _;
 use std::io;
-use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,9 +163,15 @@ use crate::resp::Client;
 use output::Output;
 
 pub use fleet::{combine_top, decode_topk, DeviceFrame, DeviceTop, EpochSummary, FleetEntry};
-pub use output::{describe, write_epoch};
-pub use reassembly::{Collector, ErrorKind, Limits};
+pub use limits::{
+    ErrorKind, Limits, COLLECTOR_BYTES, DEVICE_BYTES, DEVICE_EPOCH_BYTES, EPOCH_BYTES,
+    FINALIZED_DEVICE_BYTES, MESSAGE_BYTES,
+};
+pub use out_dir::{OutDir, DEFAULT_OUT_MAX_BYTES};
+pub use output::describe;
+pub use reassembly::{Collector, ReceivedFrame};
 pub use redis::redis_hyll;
+pub use socket::{DEFAULT_RECV_BUFFER, RECV_QUEUE};
 
 /// Most candidates a device's top-k summary may have: the monitor's default. A
 /// device whose monitor has fewer (a power of two from 16: the sample firmware's 128)
@@ -204,6 +248,61 @@ pub struct Args {
     /// default: the first one received.
     #[arg(long, value_name = "HEX")]
     pub seed_fingerprint: Option<String>,
+    /// Devices tracked at most; datagrams of more are refused and counted.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = at_least_one)]
+    pub max_devices: usize,
+    /// Epochs open at most; one more finalizes the oldest (its missing frames are
+    /// counted).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = at_least_one)]
+    pub max_open_epochs: usize,
+    /// Bytes of state at most (frames in reassembly, fleet HLLs, kept top-k frames;
+    /// suffixes K, M, G: binary); what would pass it is refused and counted.
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = byte_size)]
+    pub max_memory: u64,
+    /// Bytes of files `--out` holds at once (suffixes K, M, G); the oldest finalized
+    /// epochs' files are removed to make room, and a file that still does not fit is
+    /// not written (counted).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = byte_size)]
+    pub out_max_bytes: u64,
+    /// Receive buffer asked of the kernel (`SO_RCVBUF`; suffixes K, M, G). Linux
+    /// grants at most `net.core.rmem_max`; the size granted is printed.
+    #[arg(long, value_name = "BYTES", default_value = "8M", value_parser = byte_size)]
+    pub recv_buffer: u64,
+}
+
+/// A count of at least 1.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+/// A size in bytes: digits, then optionally `K`, `M` or `G` (×1024, ×1024², ×1024³;
+/// `KiB`, `MiB`, `GiB` alike).
+///
+/// # Errors
+/// Anything else, or a size past `u64`.
+pub fn byte_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "K" | "KiB" | "k" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        _ => {
+            return Err(format!(
+                "{s:?}: a number of bytes, with K, M or G (binary) if you like"
+            ))
+        }
+    };
+    n.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("{s:?}: a number of bytes, with K, M or G (binary) if you like"))
 }
 
 /// A flag set once standard input reaches its end (read by a thread of its own).
@@ -225,8 +324,14 @@ fn stdin_eof() -> Arc<AtomicBool> {
 pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let mut c = Collector::new(Limits {
         min_devices: a.devices,
+        max_devices: a.max_devices,
+        max_open_epochs: a.max_open_epochs,
+        max_bytes: usize::try_from(a.max_memory).unwrap_or(usize::MAX),
         ..Limits::default()
     });
+    if a.out.is_some() {
+        c = c.with_frame_output();
+    }
     if let Some(hex) = &a.seed_fingerprint {
         let fp = u64::from_str_radix(hex.trim_start_matches("0x"), 16)
             .with_context(|| format!("--seed-fingerprint {hex}: not a hexadecimal u64"))?;
@@ -239,83 +344,68 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
     };
-    let socket =
-        UdpSocket::bind(&a.listen).with_context(|| format!("cannot listen on UDP {}", a.listen))?;
-    // The idle timeout runs from the first datagram on: a collector started before
-    // its devices waits for them.
-    let mut first = true;
+    let asked = usize::try_from(a.recv_buffer).unwrap_or(usize::MAX);
+    let (socket, granted) = socket::bind(&a.listen, asked)?;
     let mut redis = a.redis.as_deref().map(Client::connect).transpose()?;
     eprintln!("loxo collect: listening on {}", socket.local_addr()?);
-    let mut buf = vec![0u8; 1 << 16];
+    // Linux reports twice the size asked (its bookkeeping share included).
+    let short = if granted < asked {
+        " (less than asked: the kernel's limit, e.g. net.core.rmem_max)"
+    } else {
+        ""
+    };
+    eprintln!("loxo collect: receive buffer {granted} bytes, {asked} asked{short}");
+    let mut rx = socket::Datagrams::start(socket)?;
     let mut out = Output {
-        dir: a.out.as_deref(),
+        dir: a.out.as_deref().map(|d| OutDir::new(d, a.out_max_bytes)),
         redis: redis.as_mut(),
         top: a.top,
     };
-    // With --stop-on-eof the socket wakes up every 100 ms to look at stdin; the idle
-    // timeout is then counted here.
     let eof = a.stop_on_eof.then(stdin_eof);
+    // The loop wakes up every 100 ms to look at stdin, the idle timeout (counted from
+    // the first datagram on: a collector started before its devices waits for them)
+    // and, every second, the datagrams dropped unread.
     let poll = Duration::from_millis(100);
-    if eof.is_some() {
-        socket.set_read_timeout(Some(poll))?;
-    }
-    let mut last = Instant::now();
+    let (mut first, mut last, mut drops_read) = (true, Instant::now(), Instant::now());
     loop {
-        match socket.recv_from(&mut buf) {
-            Ok((n, _)) => {
-                if first {
-                    first = false;
-                    if eof.is_none() {
-                        socket.set_read_timeout(timeout)?;
-                    }
-                }
-                last = Instant::now();
-                c.push(&buf[..n]);
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
+        if let Some(d) = rx.next(poll)? {
+            first = false;
+            last = Instant::now();
+            c.push(&d);
+        } else {
+            if eof
+                .as_ref()
+                .is_some_and(|done| done.load(Ordering::Acquire))
             {
-                if let Some(done) = &eof {
-                    if done.load(Ordering::Acquire) {
-                        eprintln!(
-                            "loxo collect: end of input and 100 ms without a datagram, stopping"
-                        );
-                        break;
-                    }
-                    if first || timeout.is_none_or(|t| last.elapsed() < t) {
-                        continue;
-                    }
-                }
+                eprintln!("loxo collect: end of input and 100 ms without a datagram, stopping");
+                break;
+            }
+            if !first && timeout.is_some_and(|t| last.elapsed() >= t) {
                 eprintln!(
                     "loxo collect: no datagram for {} s, stopping",
                     a.timeout.unwrap_or_default()
                 );
                 break;
             }
-            // An ICMP error of an earlier send, or a signal: not the senders' fault.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::ConnectionRefused
-                        | io::ErrorKind::ConnectionReset
-                        | io::ErrorKind::Interrupted
-                ) => {}
-            Err(e) => return Err(e).context("cannot receive"),
+        }
+        if drops_read.elapsed() >= Duration::from_secs(1) {
+            drops_read = Instant::now();
+            rx.count_drops(&mut c, granted);
         }
         out.flush(&mut c);
         if a.epochs.is_some_and(|n| c.closed_epochs() >= n) {
             break;
         }
     }
+    rx.stop();
+    rx.count_drops(&mut c, granted);
     c.finish();
     out.flush(&mut c);
     summary(&c)
 }
 
-/// Prints the datagram and error counts; success when no error was counted.
+/// Prints the datagram and error counts, and the frames lost per device; success when
+/// no error was counted.
 fn summary(c: &Collector) -> anyhow::Result<ExitCode> {
     let (datagrams, discarded) = c.datagrams();
     let errors = c.error_count();
@@ -331,6 +421,14 @@ fn summary(c: &Collector) -> anyhow::Result<ExitCode> {
         write!(line, ": {}", kinds.join(", "))?;
     }
     println!("{line}");
+    if !c.losses().is_empty() {
+        let per: Vec<String> = c
+            .losses()
+            .iter()
+            .map(|(d, n)| format!("device {d}: {n}"))
+            .collect();
+        println!("frames lost in transit: {}", per.join(", "));
+    }
     Ok(if errors == 0 {
         ExitCode::SUCCESS
     } else {

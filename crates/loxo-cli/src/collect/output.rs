@@ -1,31 +1,35 @@
 //! Where finalized epochs go: the text printed, the files written, the Redis export.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use anyhow::Context;
 
 use super::redis::export_redis;
-use super::{Collector, EpochSummary, ErrorKind};
+use super::{Collector, EpochSummary, ErrorKind, OutDir};
 use crate::resp::Client;
 
-/// Where finalized epochs go.
+/// Where decoded frames and finalized epochs go.
 pub(super) struct Output<'a> {
-    pub(super) dir: Option<&'a Path>,
+    pub(super) dir: Option<OutDir>,
     pub(super) redis: Option<&'a mut Client>,
     pub(super) top: usize,
 }
 
 impl Output<'_> {
-    /// Prints the collector's new errors, then reports, writes and exports its
-    /// finalized epochs.
+    /// Writes the collector's new frames, reports, writes and exports its finalized
+    /// epochs, then prints its new errors.
     pub(super) fn flush(&mut self, c: &mut Collector) {
+        for f in c.take_frames() {
+            let name = format!("device-{}.{}.loxo", f.device, f.stream.name());
+            self.write(c, f.epoch, &name, &f.bytes);
+        }
         for s in c.take_finalized() {
             print!("{}", describe(&s, self.top));
-            if let Some(dir) = self.dir {
-                if let Err(e) = write_epoch(dir, &s) {
-                    c.fail(ErrorKind::Output, format!("epoch {}: {e:#}", s.epoch));
-                }
+            if let Some(bytes) = s.encode_flows() {
+                self.write(c, s.epoch, "fleet.flows.loxo", &bytes);
+            }
+            if let Some(dir) = &mut self.dir {
+                dir.finalized(s.epoch);
             }
             if let (Some(client), Some(hll)) = (self.redis.as_deref_mut(), &s.flows) {
                 let key = format!("loxo:flows:epoch:{}", s.epoch);
@@ -43,29 +47,24 @@ impl Output<'_> {
             eprintln!("loxo collect: error: {m}");
         }
     }
-}
 
-/// Writes an epoch's frames and its fleet HLL under `dir/epoch-<n>/`.
-///
-/// # Errors
-/// I/O errors, with the path.
-pub fn write_epoch(dir: &Path, s: &EpochSummary) -> anyhow::Result<()> {
-    let dir = dir.join(format!("epoch-{}", s.epoch));
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let write = |name: String, bytes: &[u8]| {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))
-    };
-    for f in &s.frames {
-        write(
-            format!("device-{}.{}.loxo", f.device, f.stream.name()),
-            &f.bytes,
-        )?;
+    /// Writes `DIR/epoch-<epoch>/<name>` (with `--out`); a failure is counted.
+    fn write(&mut self, c: &mut Collector, epoch: u32, name: &str, bytes: &[u8]) {
+        let Some(dir) = &mut self.dir else {
+            return;
+        };
+        match dir.write(epoch, name, bytes) {
+            Ok(removed) => {
+                for e in removed {
+                    eprintln!(
+                        "loxo collect: --out-max-bytes: removed epoch-{e} to make room ({} bytes written now)",
+                        dir.used()
+                    );
+                }
+            }
+            Err(e) => c.fail(ErrorKind::Output, format!("epoch {epoch}: {e:#}")),
+        }
     }
-    if let Some(bytes) = s.encode_flows() {
-        write("fleet.flows.loxo".to_owned(), &bytes)?;
-    }
-    Ok(())
 }
 
 /// The text `loxo collect` prints for an epoch.

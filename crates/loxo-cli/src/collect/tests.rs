@@ -8,7 +8,8 @@ use loxo_flow::FlowKey;
 use loxo_hll::Hll;
 
 use super::{
-    combine_top, datagrams, describe, Collector, ErrorKind, Limits, TopSummary, KEY_WIRE_LEN,
+    combine_top, datagrams, describe, Collector, ErrorKind, Limits, ReceivedFrame, TopSummary,
+    DEVICE_EPOCH_BYTES, KEY_WIRE_LEN,
 };
 
 const SEED: Seed = Seed::new(1, 2);
@@ -44,9 +45,11 @@ fn topk_of<const N: usize>(weights: &[(u32, u64)], seed: Seed) -> Vec<u8> {
     buf
 }
 
+/// Sends a frame's datagrams; after each, the bytes accounted are those held.
 fn send(c: &mut Collector, stream: Stream, device: u32, epoch: u32, frame: &[u8]) {
     for d in datagrams(stream, device, epoch, frame) {
         c.push(&d);
+        assert_eq!(c.memory_bytes(), c.recount());
     }
 }
 
@@ -70,7 +73,13 @@ fn two_devices_merge_per_epoch() {
     assert_eq!(first.len(), 1);
     c.finish();
     assert_eq!(c.error_count(), 0, "{:?}", c.take_messages());
+    assert_eq!(c.memory_bytes(), c.recount());
     let e = c.take_finalized().remove(0);
+    // Everything taken but the devices.
+    assert_eq!(
+        c.memory_bytes(),
+        super::COLLECTOR_BYTES + 2 * super::DEVICE_BYTES
+    );
     assert_eq!((e.epoch, e.devices()), (1, vec![1, 2]));
     let est = e.flows.as_ref().unwrap().estimate();
     // 5000 distinct keys; σ = 1.04/√16384 ≈ 0.81 %, 4σ ≈ 3.3 %.
@@ -271,6 +280,7 @@ fn limits_bound_memory() {
         max_open_epochs: 2,
         max_messages: 4,
         min_devices: 0,
+        max_bytes: usize::MAX,
     };
     let mut c = Collector::new(limits);
     let frame = hll(0, 5000, SEED);
@@ -295,4 +305,195 @@ fn limits_bound_memory() {
     assert_eq!(c.take_messages().len(), 4);
     c.finish();
     assert_eq!(c.partial, 0);
+    assert_eq!(c.memory_bytes(), c.recount());
+}
+
+/// The frames of epochs skipped are counted once: as lost when no device's datagram
+/// opened the epoch (a whole epoch lost), as incomplete when it is open.
+#[test]
+fn skipped_epochs_are_counted_once() {
+    let (f, t) = (hll(0, 100, SEED), topk(&[(1, 5)], SEED));
+    let both = |c: &mut Collector, device, epoch| {
+        send(c, Stream::Flows, device, epoch, &f);
+        send(c, Stream::TopK, device, epoch, &t);
+    };
+    // Devices 1 and 2 send epochs 0 and 1, device 1 then epoch 4. Device 2 sends
+    // (case 0) nothing more: epochs 2 and 3 are lost for both, epoch 4 is incomplete
+    // for device 2; (case 1) epochs 2, 3 and 4, before device 1's epoch 4; (case 2)
+    // the same after it: device 1's epochs 2 and 3 are incomplete.
+    // (lost, incomplete, device 1's losses, device 2's)
+    for (case, want) in [(0, (8, 2, 4, 6)), (1, (0, 4, 4, 0)), (2, (0, 4, 4, 0))] {
+        let mut c = Collector::new(Limits::default());
+        for e in 0..2 {
+            both(&mut c, 1, e);
+            both(&mut c, 2, e);
+        }
+        let device_two = |c: &mut Collector| {
+            for e in 2..5 {
+                both(c, 2, e);
+            }
+        };
+        if case == 1 {
+            device_two(&mut c);
+        }
+        both(&mut c, 1, 4);
+        if case == 2 {
+            device_two(&mut c);
+        }
+        c.finish();
+        let counts = c.error_counts();
+        let n = |k| counts.get(&k).copied().unwrap_or(0);
+        let l = |d| c.losses().get(&d).copied().unwrap_or(0);
+        assert_eq!(
+            (n(ErrorKind::Lost), n(ErrorKind::Incomplete), l(1), l(2)),
+            want,
+            "case {case}"
+        );
+        let m = c.take_messages();
+        assert!(
+            case != 0
+                || m.iter().any(|m| m
+                    .contains("epochs 2..=3: no datagram of them arrived from any device: 8 frames of 2 devices lost")),
+            "{m:?}"
+        );
+    }
+}
+
+/// A missing chunk in the middle of a frame (a datagram lost) is counted against its
+/// device.
+#[test]
+fn a_lost_chunk_is_counted_against_its_device() {
+    let mut c = Collector::new(Limits::default());
+    let d = datagrams(Stream::Flows, 7, 0, &hll(0, 5000, SEED));
+    for (i, x) in d.iter().enumerate() {
+        if i != 2 {
+            c.push(x);
+        }
+    }
+    send(&mut c, Stream::TopK, 7, 0, &topk(&[(1, 5)], SEED));
+    c.finish();
+    assert_eq!(c.error_counts().get(&ErrorKind::Sequence), Some(&1));
+    assert_eq!(c.losses().get(&7), Some(&1));
+}
+
+/// With a memory limit the state never passes it: a newer epoch finalizes the oldest
+/// open one to make room (so the collector keeps up with its devices), what still
+/// does not fit is refused, and both are counted and named.
+#[test]
+fn memory_limit_refuses_and_names_itself() {
+    let max_bytes = 40_000;
+    let mut c = Collector::new(Limits {
+        max_bytes,
+        ..Limits::default()
+    });
+    let (f, t) = (hll(0, 5000, SEED), topk(&[(1, 5), (2, 7)], SEED));
+    // Each epoch's fleet HLL takes 12 584 bytes, a frame in reassembly 12 336: two
+    // epochs and a frame fit, not three epochs. Device 0 runs ahead, device 1 lags an
+    // epoch behind after epoch 0.
+    let mut messages = Vec::new();
+    let mut schedule = vec![(0, 0), (1, 0)];
+    for e in 1..8u32 {
+        schedule.push((0, e));
+        if e >= 2 {
+            schedule.push((1, e - 1));
+        }
+    }
+    for (device, epoch) in schedule {
+        for x in datagrams(Stream::Flows, device, epoch, &f)
+            .iter()
+            .chain(&datagrams(Stream::TopK, device, epoch, &t))
+        {
+            c.push(x);
+            assert!(c.memory_bytes() <= max_bytes, "{}", c.memory_bytes());
+            assert_eq!(c.memory_bytes(), c.recount());
+        }
+        drop(c.take_finalized());
+        messages.extend(c.take_messages());
+    }
+    c.finish();
+    let last = c.take_finalized().pop().unwrap();
+    assert_eq!(
+        (last.epoch, last.flows_devices),
+        (7, vec![0]),
+        "{messages:?}"
+    );
+    let counts = c.error_counts();
+    assert!(counts.get(&ErrorKind::Incomplete).is_some(), "{counts:?}");
+    assert!(counts.get(&ErrorKind::Late).is_some(), "{counts:?}");
+    assert!(counts.get(&ErrorKind::Capacity).is_some(), "{counts:?}");
+    // Device 1's lagging epochs are finalized early for device 0's newer ones (its
+    // datagrams of them then late); a frame that does not fit even so is refused.
+    for want in [
+        "device 1 epoch 1 flows: not received (epoch finalized early: the memory limit of 40000 bytes was reached",
+        "would pass the memory limit of 40000 bytes",
+    ] {
+        assert!(messages.iter().any(|m| m.contains(want)), "{messages:?}");
+    }
+    // Room for a device and an epoch, not for a frame's slot: every datagram is
+    // refused, none is held.
+    let max_bytes = super::COLLECTOR_BYTES + super::DEVICE_BYTES + super::EPOCH_BYTES + 10;
+    let mut c = Collector::new(Limits {
+        max_bytes,
+        max_messages: 0,
+        ..Limits::default()
+    });
+    let d = datagrams(Stream::Flows, 1, 0, &f);
+    for x in &d {
+        c.push(x);
+        assert!(c.memory_bytes() <= max_bytes);
+    }
+    assert_eq!(
+        c.error_counts().get(&ErrorKind::Capacity),
+        Some(&(d.len() as u64))
+    );
+}
+
+/// Frames for `--out` come out as received, and are accounted until taken.
+#[test]
+fn frames_for_output_are_the_frames_received() {
+    let mut c = Collector::new(Limits::default()).with_frame_output();
+    let (f, t) = (hll(0, 3000, SEED), topk(&[(1, 5)], SEED));
+    send(&mut c, Stream::Flows, 3, 9, &f);
+    send(&mut c, Stream::TopK, 3, 9, &t);
+    assert!(c.memory_bytes() >= f.len() + 2 * t.len());
+    let got = c.take_frames();
+    let want = [(Stream::Flows, &f), (Stream::TopK, &t)].map(|(stream, b)| ReceivedFrame {
+        epoch: 9,
+        device: 3,
+        stream,
+        bytes: b.clone(),
+    });
+    assert_eq!(got, want);
+    assert_eq!(c.memory_bytes(), c.recount());
+    // A device-epoch holds its top-k frame and its slots, within the documented figure.
+    let held = c.memory_bytes() - super::COLLECTOR_BYTES - super::EPOCH_BYTES - super::DEVICE_BYTES;
+    let fleet_hll = Hll::<14>::new(SEED).memory_bytes();
+    assert!(held - fleet_hll <= DEVICE_EPOCH_BYTES, "{held}");
+}
+
+/// The first flows frame of an epoch sets its precision; another precision is counted
+/// and not merged.
+#[test]
+fn another_precision_is_not_merged() {
+    let mut c = Collector::new(Limits::default());
+    let mut h12 = Hll::<12>::new(SEED);
+    h12.insert(b"x");
+    let mut b = vec![0u8; h12.encoded_len()];
+    let n = h12.encode_into(&mut b).unwrap();
+    send(&mut c, Stream::Flows, 1, 0, &hll(0, 100, SEED));
+    send(&mut c, Stream::Flows, 2, 0, &b[..n]);
+    c.finish();
+    assert_eq!(c.error_counts().get(&ErrorKind::Geometry), Some(&1));
+    let e = c.take_finalized().remove(0);
+    assert_eq!(e.flows_devices, vec![1]);
+    assert_eq!(e.flows.unwrap().precision(), 14);
+}
+
+/// At the default limits, the state at its worst fits the default memory limit: the
+/// byte limit only binds when the others are raised.
+#[test]
+fn default_limits_fit_the_default_memory_limit() {
+    let l = Limits::default();
+    println!("worst case {} bytes", l.worst_case_bytes());
+    assert!(l.worst_case_bytes() <= l.max_bytes);
 }
