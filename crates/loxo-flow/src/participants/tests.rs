@@ -69,7 +69,7 @@ fn stream() -> Vec<FlowKey> {
 #[test]
 fn memory_is_pinned() {
     assert_eq!(HostParticipants::MEMORY_BYTES, 2 * 32_272 + 33_808 + 64);
-    assert_eq!(DeviceParticipants::MEMORY_BYTES, 2 * 5_264 + 5_072 + 64);
+    assert_eq!(DeviceParticipants::MEMORY_BYTES, 2 * 5_264 + 5_088 + 64);
     assert_eq!(
         core::mem::size_of::<ParticipantsReport>(),
         96 + 144 * DEFAULT_PARTICIPANTS
