@@ -30,7 +30,8 @@
 //!
 //! **Host size at the firmware's epochs** (16 384 frames, three per run): printed,
 //! and asserted only where it holds — every designed participant above threshold
-//! found, every true participant's estimate within 4σ. Not its precision: 1 % of an
+//! found, every true participant's estimate within 4σ, no false participant
+//! outside an epoch flagged noisy (below). Not its precision: 1 % of an
 //! epoch of 4 000–8 000 pairs is 40–80 elements, and a key with no spread at all
 //! reads about `√(N/2W)` ≈ 10–15 in its registers' noise (`N` pairs over the `2W`
 //! columns of a stripe), so among hundreds of candidates a few one-element keys pass
@@ -43,6 +44,12 @@
 //! printed; asserted: every designed participant at ≥ 2× the threshold reported,
 //! pooled recall ≥ 0.95 and precision ≥ 0.9, every true participant's estimate
 //! within 4σ.
+//!
+//! **Noise.** Each report says whether its threshold is within 4 standard errors
+//! of the sketch's noise (`ParticipantsReport::noisy`). At the host size on the
+//! firmware's epochs, every listed key with less than half the threshold's spread
+//! comes from an epoch so flagged (asserted); at 65 536-frame epochs no epoch is
+//! flagged (asserted).
 //!
 //! **Tuned on / checked on.** The host layout is `loxo-spread`'s 32 KiB one (its
 //! README names its tuning seeds); the vertical sketches' sizes were chosen here,
@@ -171,6 +178,11 @@ struct Score {
     big_max: f64,
     /// Participants left out of a full list.
     cut: u32,
+    /// Epochs, and those whose report says its threshold is in the noise.
+    epochs: usize,
+    noisy: usize,
+    /// Reported keys below half the threshold in an epoch not flagged noisy.
+    unflagged_noise: Vec<String>,
 }
 
 impl Score {
@@ -213,11 +225,14 @@ impl Score {
         self.big_err += s.big_err;
         self.big_max = self.big_max.max(s.big_max);
         self.cut += s.cut;
+        self.epochs += s.epochs;
+        self.noisy += s.noisy;
+        self.unflagged_noise.extend(s.unflagged_noise);
     }
 
     fn row(&self, name: &str) {
         println!(
-            "{name:<14} {:>6} {:>6} {:>6}/{:<4} {:>7.3} {:>7.3} {:>7.1} % {:>7.1} % {:>5}",
+            "{name:<14} {:>6} {:>6} {:>6}/{:<4} {:>7.3} {:>7.3} {:>7.1} % {:>7.1} % {:>5} {:>3}/{}",
             self.above,
             self.reported,
             self.designed - self.designed_missed.len(),
@@ -227,6 +242,8 @@ impl Score {
             100.0 * self.mean_error(),
             100.0 * self.big_max,
             self.outside.len(),
+            self.noisy,
+            self.epochs,
         );
     }
 }
@@ -234,7 +251,7 @@ impl Score {
 fn header(what: &str) {
     println!("\n{what}");
     println!(
-        "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>9} {:>5}",
+        "{:<14} {:>6} {:>6} {:>11} {:>7} {:>7} {:>9} {:>9} {:>5} noisy",
         "run", "above", "rep.", "designed", "recall", "prec.", "mean err", "max err", ">4σ"
     );
 }
@@ -260,6 +277,8 @@ fn score<const R: usize>(
         "{name}: a key twice"
     );
     s.cut += r.scanners_left_out + r.victims_left_out;
+    s.epochs += 1;
+    s.noisy += usize::from(r.noisy());
     let epoch = truth.epoch();
     for role in Role::ALL {
         let threshold = share * truth.pairs(role) as f64;
@@ -298,6 +317,10 @@ fn score<const R: usize>(
             s.correct += usize::from(spread >= threshold);
             if spread < threshold {
                 s.outside_noise += usize::from(!p.contains(spread));
+                if spread < 0.5 * threshold && !r.noisy() {
+                    s.unflagged_noise
+                        .push(format!("{name} epoch {epoch}: {p} (true {spread})"));
+                }
                 println!("  not above threshold ({threshold:.0}): {name} epoch {epoch}: {p} (true {spread})");
             }
         }
@@ -423,6 +446,9 @@ fn host_size_at_firmware_epochs() {
     assert!(t.designed_missed.is_empty(), "{:?}", t.designed_missed);
     assert!(t.outside.is_empty(), "{:?}", t.outside);
     assert_eq!(t.cut, 0);
+    // Keys with no real spread are listed only where the report says its threshold
+    // is in the noise.
+    assert!(t.unflagged_noise.is_empty(), "{:?}", t.unflagged_noise);
 }
 
 #[test]
@@ -443,4 +469,12 @@ fn device_size_accuracy() {
     assert!(t.recall() >= 0.95, "recall {}", t.recall());
     assert!(t.precision() >= 0.9, "precision {}", t.precision());
     assert!(t.outside.is_empty(), "{:?}", t.outside);
+    // Not asserted here: the device's vertical sketch carries 4 pairs per register
+    // under a flood, and its noise has a longer tail than `noisy`'s 4σ rule assumes
+    // (one key of a single port at 295 ± 72 against a threshold of 314, 4.4σ, on
+    // these seeds).
+    println!(
+        "  keys far below the threshold in epochs not flagged noisy: {:?}",
+        t.unflagged_noise
+    );
 }

@@ -81,8 +81,8 @@ pub(crate) struct Args {
     /// sources) and of its distinct (source, destination, port) triples for
     /// vertical scans (distinct ports); written as --theta. At 1 % a participant
     /// is found with recall ≥ 0.99 and precision ≥ 0.95 in epochs of 15 000 pairs
-    /// or more; below that the sketch's noise (about 10–15 elements) makes a
-    /// larger share advisable.
+    /// or more; an epoch whose threshold is within the sketch's noise is flagged
+    /// NOISY (keys without spread may be listed).
     #[arg(long, default_value = "0.01", value_name = "SHARE")]
     participants: String,
     /// Smallest spread a participant must have, whatever the share (0: the share
@@ -109,6 +109,12 @@ pub(crate) struct Args {
     /// (nfcapd, pmacct, GoFlow2, …); bytes are then IP bytes.
     #[arg(long, value_name = "HOST:PORT")]
     ipfix: Option<String>,
+    /// Export each epoch's scanners and victims too, in IPFIX templates of their
+    /// own (IANA's distinctCountOf… elements; see docs/ipfix.md). Off by default:
+    /// nfdump reads every record with an address as a flow and lists each
+    /// participant as a flow without packets or bytes.
+    #[arg(long, requires = "ipfix")]
+    ipfix_participants: bool,
     /// The IPFIX observation domain ID.
     #[arg(long, value_name = "ID", default_value_t = 1, requires = "ipfix")]
     ipfix_domain: u32,
@@ -131,10 +137,10 @@ impl Args {
     }
 }
 
-/// Runs `loxo top`.
-pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+/// The evaluator `loxo top` runs: the monitor under `--theta` and the other
+/// options, the participants under `--participants`, both hashing with `seed`.
+fn evaluator(a: &Args, seed: loxo_core::Seed) -> anyhow::Result<Evaluator> {
     let theta = Theta::parse(&a.theta).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
-    let seed = seed(a)?;
     let config = Config {
         seed,
         theta,
@@ -158,6 +164,13 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         share,
         min_spread: a.participants_min,
     });
+    Ok(ev)
+}
+
+/// Runs `loxo top`.
+pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+    let seed = seed(a)?;
+    let mut ev = evaluator(a, seed)?;
     let name = a.file.display();
     let file = capture::open_file(&a.file, "loxo top")?;
     let size = file.metadata().map_or(0, |m| m.len());
@@ -206,7 +219,15 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let participants_memory = ev.participants_memory_bytes();
     let results = ev.finish();
     let exported = (a.ipfix.as_ref())
-        .map(|target| crate::ipfix::export(target, a.ipfix_domain, &results, &spans))
+        .map(|target| {
+            crate::ipfix::export(
+                target,
+                a.ipfix_domain,
+                &results,
+                &spans,
+                a.ipfix_participants,
+            )
+        })
         .transpose()?;
     let fingerprint = format!("{:#018x}", seed.fingerprint());
     let read = Read {
@@ -456,6 +477,7 @@ fn to_json(
             "messages": s.messages,
             "flow_records": s.flows,
             "epoch_records": s.epochs,
+            "participant_records": s.participants,
             "bytes": s.bytes,
         })),
     })
@@ -499,6 +521,9 @@ fn participants_json(p: &ParticipantsResult) -> serde_json::Value {
         "share": r.share.to_string(),
         "threshold": r.threshold,
         "port_threshold": r.port_threshold,
+        "threshold_sigma": r.threshold_sigma,
+        "port_threshold_sigma": r.port_threshold_sigma,
+        "noisy": r.noisy(),
         "pairs": {"estimate": r.pairs.value.round(), "sigma": r.pairs.sigma, "exact": p.exact_pairs},
         "triples": {"estimate": r.triples.value.round(), "sigma": r.triples.sigma, "exact": p.exact_triples},
         "complete": r.complete(),
@@ -549,6 +574,12 @@ fn print_participants(p: &ParticipantsResult) {
         "  scanners (threshold {} of ~{:.0} distinct pairs = {:.0} destinations, of ~{:.0} (source, destination, port) = {:.0} ports; exact pairs {}, triples {}):",
         r.share, r.pairs.value, r.threshold, r.triples.value, r.port_threshold, p.exact_pairs, p.exact_triples
     );
+    if r.noisy() {
+        println!(
+            "    NOISY: a threshold is within {} standard errors of the sketch's noise (± {:.0} at {:.0}, ± {:.0} at {:.0}): keys without spread may be listed; take a longer --epoch or a larger --participants",
+            loxo_flow::NOISE_Z, r.threshold_sigma, r.threshold, r.port_threshold_sigma, r.port_threshold
+        );
+    }
     p.scanners.iter().for_each(row);
     left(r.scanners_left_out);
     println!("  victims (threshold {:.0} sources):", r.threshold);

@@ -49,7 +49,7 @@ pub use parse::{
 };
 pub use participants::{
     DeviceParticipants, Endpoints, HostParticipants, Participant, Participants, ParticipantsConfig,
-    ParticipantsReport, Role, BOUNDS_Z, DEFAULT_PARTICIPANTS, REPORT_Z,
+    ParticipantsReport, Role, BOUNDS_Z, DEFAULT_PARTICIPANTS, NOISE_Z, REPORT_Z,
 };
 pub use theta::{Theta, ThetaError};
 mod monitor;

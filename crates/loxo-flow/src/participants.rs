@@ -15,7 +15,7 @@ mod report;
 #[cfg(test)]
 mod tests;
 
-pub use report::{Participant, ParticipantsReport, Role, DEFAULT_PARTICIPANTS};
+pub use report::{Participant, ParticipantsReport, Role, DEFAULT_PARTICIPANTS, NOISE_Z};
 
 /// The key of the vertical-scan sketch: (source, destination).
 pub type Endpoints = (IpAddr, IpAddr);
@@ -156,7 +156,8 @@ impl Default for ParticipantsConfig {
 /// 1 % of the flows at its design load).
 ///
 /// [`end_epoch`](Self::end_epoch): three `Spreaders::report`s (each reads its pool
-/// once and estimates its candidates) and clears the sketches.
+/// once and estimates its candidates), three `Spreaders::sigma_at` (one more read of
+/// each pool) for [`ParticipantsReport::noisy`], and clears the sketches.
 ///
 /// ```
 /// use loxo_flow::{FlowKey, Participants, ParticipantsConfig, ParticipantsReport, Role, Theta};
@@ -340,6 +341,11 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
         out.triples = triples;
         out.threshold = threshold;
         out.port_threshold = port_threshold;
+        out.threshold_sigma = self
+            .fan_out
+            .sigma_at(threshold)
+            .max(self.fan_in.sigma_at(threshold));
+        out.port_threshold_sigma = self.vertical.sigma_at(port_threshold);
 
         let mut found = heapless::Vec::<Spreader<IpAddr>, R>::new();
         let n = self.fan_in.report(threshold, REPORT_Z, &mut found);

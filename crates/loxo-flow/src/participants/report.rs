@@ -13,6 +13,11 @@ use crate::Theta;
 /// Rows of each list of the default [`ParticipantsReport`].
 pub const DEFAULT_PARTICIPANTS: usize = 16;
 
+/// Standard errors a threshold must span to keep keys without spread out of a
+/// report ([`ParticipantsReport::noisy`]): a key of no spread reads at most a few
+/// standard errors of noise, and `4σ` is passed with probability ≈ 3·10⁻⁵.
+pub const NOISE_Z: f64 = 4.0;
+
 /// What a participant does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -177,8 +182,8 @@ fn octets(a: IpAddr) -> heapless::Vec<u8, 16> {
 /// qualify than a list holds, the largest are kept and `*_left_out` says how many
 /// were not listed.
 ///
-/// Memory: `96 + 144·R` bytes on a 64-bit host (two lists of 72-byte rows and their
-/// lengths): 2 400 for the default `R` = 16 (pinned by a test).
+/// Memory: `112 + 144·R` bytes on a 64-bit host (two lists of 72-byte rows and their
+/// lengths): 2 416 for the default `R` = 16 (pinned by a test).
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ParticipantsReport<const R: usize = DEFAULT_PARTICIPANTS> {
@@ -197,6 +202,11 @@ pub struct ParticipantsReport<const R: usize = DEFAULT_PARTICIPANTS> {
     /// The vertical scans' threshold in distinct ports: `max(share · triples,
     /// min_spread)`.
     pub port_threshold: f64,
+    /// The standard error of a spread at `threshold` among the sketches' noise (the
+    /// larger of the fan-out and fan-in sketches'): see [`noisy`](Self::noisy).
+    pub threshold_sigma: f64,
+    /// The same at `port_threshold` in the vertical sketch.
+    pub port_threshold_sigma: f64,
     /// Horizontal and vertical scans.
     pub scanners: heapless::Vec<Participant, R>,
     /// Scans that qualified but did not fit in `scanners` (the smallest).
@@ -224,6 +234,8 @@ impl<const R: usize> ParticipantsReport<R> {
             },
             threshold: 0.0,
             port_threshold: 0.0,
+            threshold_sigma: 0.0,
+            port_threshold_sigma: 0.0,
             scanners: heapless::Vec::new(),
             scanners_left_out: 0,
             victims: heapless::Vec::new(),
@@ -238,6 +250,18 @@ impl<const R: usize> ParticipantsReport<R> {
             epoch: self.epoch,
             ..Self::new()
         };
+    }
+
+    /// Whether a threshold is below [`NOISE_Z`] = 4 of its standard errors: the
+    /// sketches' noise is then large next to it, and among the hundreds of keys of
+    /// an epoch a few with no spread of their own may be listed (`tests/participants.rs`
+    /// measures it: 1 % of an epoch of 4 000–8 000 pairs is such a threshold for
+    /// [`HostParticipants`](super::HostParticipants)). Longer epochs or a larger
+    /// share leave the noise behind.
+    #[must_use]
+    pub fn noisy(&self) -> bool {
+        self.threshold < NOISE_Z * self.threshold_sigma
+            || self.port_threshold < NOISE_Z * self.port_threshold_sigma
     }
 
     /// Whether every participant that qualified is listed.

@@ -72,7 +72,7 @@ fn memory_is_pinned() {
     assert_eq!(DeviceParticipants::MEMORY_BYTES, 2 * 5_264 + 5_088 + 64);
     assert_eq!(
         core::mem::size_of::<ParticipantsReport>(),
-        96 + 144 * DEFAULT_PARTICIPANTS
+        112 + 144 * DEFAULT_PARTICIPANTS
     );
 }
 
@@ -114,6 +114,28 @@ fn finds_each_role_with_bounds() {
     p.end_epoch(&mut r);
     assert_eq!((r.epoch, r.scanners.len(), r.victims.len()), (1, 0, 0));
     assert_eq!(r.pairs.value, 0.0);
+}
+
+#[test]
+fn a_threshold_in_the_noise_is_flagged() {
+    let mut r = ParticipantsReport::<8>::new();
+    // 7 000 pairs in the device's 4 096 registers per sketch: 5 % (350) spans
+    // about 8 standard errors.
+    let mut p = Box::new(DeviceParticipants::new(config((5, 100))));
+    for k in stream() {
+        p.observe(&k);
+    }
+    p.end_epoch(&mut r);
+    assert!(!r.noisy(), "{r:?}");
+    assert!(r.threshold > 6.0 * r.threshold_sigma, "{r:?}");
+    // The same pairs in 512 registers, at 1 % (70): a few standard errors.
+    let mut p = Box::new(Small::new(config((1, 100))));
+    for k in stream() {
+        p.observe(&k);
+    }
+    p.end_epoch(&mut r);
+    assert!(r.noisy(), "{r:?}");
+    assert!(r.threshold < 2.0 * r.threshold_sigma, "{r:?}");
 }
 
 #[test]
