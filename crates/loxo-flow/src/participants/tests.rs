@@ -172,6 +172,18 @@ fn digests_given_equal_digests_computed() {
 }
 
 #[test]
+fn the_monitors_source_digest_is_the_participants() {
+    // What `FlowMonitor` finishes for its distinct-source sketch: the first output
+    // word of the HalfSipHash state after the source's words.
+    let p = Box::new(Small::new(config((1, 100))));
+    let key = loxo_core::HalfSipKey::new(ParticipantsConfig::HOST.seed);
+    for k in stream().iter().step_by(97) {
+        let (_, src) = k.hash_and_source(&key);
+        assert_eq!(src.finish_lo(), p.address_digest(k.src_bytes()));
+    }
+}
+
+#[test]
 fn a_full_list_says_how_many_were_left_out() {
     let mut p = Box::new(Small::new(config((1, 100))));
     // Six victims of 1 000 sources each, 2 rows in the report.
