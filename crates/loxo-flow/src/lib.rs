@@ -3,7 +3,9 @@
 //!
 //! Data path: frame → [`parse_frame`] (or [`parse_frame_captured`] for a capture's
 //! record) → [`FlowKey`] (canonical 13/37 bytes) → one `Seed::hash` → the family
-//! sketches.
+//! sketches: a [`FlowMonitor`] → [`Report`] (elephants, totals, distinct counts), and
+//! beside it, fed the same keys, [`Participants`] → [`ParticipantsReport`] (the
+//! DDoS participants: scanners and victims, from spread sketches).
 //!
 //! # Key rules
 //! The exact-count tools (`loxo top`) and the tests follow the same rules:

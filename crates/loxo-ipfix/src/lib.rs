@@ -13,6 +13,11 @@
 //!   the epoch number.
 //! - Each report may add one options record ([`ie::EPOCH`], 121 bytes) with the
 //!   epoch's totals, scoped by the observation domain.
+//! - With [`Config::participant_records`], the epoch's DDoS participants
+//!   (`loxo_flow::ParticipantsReport`) follow through
+//!   [`Exporter::participant_messages`]: one [`ParticipantRecord`] per scanner or
+//!   victim in its template of [`ie::PARTICIPANTS`], with IANA's distinct-count
+//!   elements (380–383) or loxo's distinct destination ports, bounds, σ and flags.
 //! - [`Exporter`] keeps the sequence number (data records sent, mod 2³²), re-sends the
 //!   templates as RFC 7011 requires over UDP (first message, then every N messages
 //!   and/or T seconds) and splits data sets so that no message exceeds the configured
