@@ -325,6 +325,10 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
 
     /// Closes the epoch: fills `out` with its scanners and victims (see
     /// [`ParticipantsReport`]), then empties the sketches for the next epoch.
+    ///
+    /// Stack: two lists of `R` sketch rows besides `loxo-spread`'s report (about
+    /// `100·R` bytes on a Cortex-M4: 40-byte rows of addresses, 56-byte rows of
+    /// address pairs).
     pub fn end_epoch<const R: usize>(&mut self, out: &mut ParticipantsReport<R>) {
         self.report(out);
         self.fan_out.clear();

@@ -243,13 +243,23 @@ impl<const R: usize> ParticipantsReport<R> {
         }
     }
 
-    /// Empties the lists and zeroes the figures (the share stays).
+    /// Empties the lists and zeroes the figures (the share and epoch stay), in
+    /// place (no report-sized temporary on the stack).
     pub fn clear(&mut self) {
-        *self = Self {
-            share: self.share,
-            epoch: self.epoch,
-            ..Self::new()
+        let zero = Estimate {
+            value: 0.0,
+            sigma: 0.0,
         };
+        self.pairs = zero;
+        self.triples = zero;
+        self.threshold = 0.0;
+        self.port_threshold = 0.0;
+        self.threshold_sigma = 0.0;
+        self.port_threshold_sigma = 0.0;
+        self.scanners.clear();
+        self.scanners_left_out = 0;
+        self.victims.clear();
+        self.victims_left_out = 0;
     }
 
     /// Whether a threshold is below [`NOISE_Z`] = 4 of its standard errors: the
