@@ -15,6 +15,32 @@ pub const TEST_DEVICE_SEED: &str = "0123456789abcdef0f1e2d3c4b5a6978";
 /// The control key tests provision.
 pub const TEST_CONTROL_KEY: &str = "00112233445566778899aabbccddeeff";
 
+/// The release `loxo` binary, built (`cargo build --release -p loxo-cli`, quiet) in
+/// `firmware_e2e`'s target directory (`target_tmpdir/firmware-e2e/target`): the
+/// build the firmware tests already make, so a test that runs `loxo` costs no
+/// extra build in CI.
+///
+/// # Panics
+/// If cargo cannot be started or the build fails.
+#[must_use]
+pub fn release_loxo(target_tmpdir: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or_else(|| Path::new("."));
+    let target = PathBuf::from(target_tmpdir).join("firmware-e2e/target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-q", "-p", "loxo-cli"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", &target)
+        .status();
+    assert!(
+        status.as_ref().is_ok_and(std::process::ExitStatus::success),
+        "cargo build -p loxo-cli: {status:?}"
+    );
+    target.join("release/loxo")
+}
+
 /// Runs `cargo xtask demo --summary ARGS` with `env` on top of the test provisioning,
 /// reusing `firmware_e2e`'s release builds (`CARGO_TARGET_TMPDIR/firmware-e2e/target`).
 ///

@@ -34,17 +34,7 @@ const EPOCH: usize = 16_384;
 
 /// The release `loxo`, built in `firmware_e2e`'s target directory.
 fn loxo() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e/target");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--release", "-q", "-p", "loxo-cli"])
-        .current_dir(root)
-        .env("CARGO_TARGET_DIR", &target)
-        .status()
-        .unwrap();
-    assert!(status.success(), "cargo build -p loxo-cli: {status}");
-    target.join("release/loxo")
+    loxo_tests::demo::release_loxo(env!("CARGO_TARGET_TMPDIR"))
 }
 
 fn addr(b: &[u8]) -> IpAddr {

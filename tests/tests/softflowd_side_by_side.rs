@@ -112,7 +112,7 @@ impl Export {
             for item in d.read(m).unwrap() {
                 match item.unwrap() {
                     Item::Flow(f) => x.flows.push((f.key, f.octets, f.packets, f.elephant)),
-                    Item::Epoch(_) | Item::Record { .. } => x.other += 1,
+                    Item::Epoch(_) | Item::Participant(_) | Item::Record { .. } => x.other += 1,
                     Item::Template { learned, .. } => assert!(learned, "template not learned"),
                     Item::Skipped { set_id, .. } => panic!("data set {set_id} skipped"),
                 }

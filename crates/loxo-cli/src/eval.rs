@@ -1,13 +1,16 @@
-//! Run `FlowMonitor` and the exact counter side by side over a frame stream, epoch by epoch.
+//! Run `FlowMonitor` and the exact counter side by side over a frame stream, epoch by
+//! epoch — and, when asked, a `HostParticipants` beside them.
 
 use std::collections::HashSet;
 
 use loxo_core::DecodeError;
 use loxo_flow::{
-    Blocklist, Bounds, Config, ConfigError, FlowKey, FlowMonitor, ParseError, Report, ShareOf,
+    Blocklist, Bounds, Config, ConfigError, FlowKey, FlowMonitor, HostParticipants, ParseError,
+    ParticipantsConfig, ParticipantsReport, Report, ShareOf,
 };
 
 use crate::exact::{Counts, Exact};
+use crate::participants::ParticipantsResult;
 
 /// One elephant row: the monitor's estimate next to the exact figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,6 +63,9 @@ pub struct EpochResult {
     /// Exact flows of the epoch the blocklist matches (0 without one): what the
     /// monitor's `blocklisted_flows` counts, but for its new-flow filter's misses.
     pub exact_blocklisted: usize,
+    /// The epoch's DDoS participants and their exact spreads, when tracked
+    /// ([`Evaluator::track_participants`]).
+    pub participants: Option<ParticipantsResult>,
 }
 
 /// Evaluates a frame stream; `epoch_packets` = 0 means one epoch for the whole stream.
@@ -72,6 +78,8 @@ pub struct Evaluator {
     previous: HashSet<FlowKey>,
     /// The monitor's blocklist, for the exact count of the flows it matches.
     blocklist: Option<Blocklist<'static>>,
+    /// DDoS participants, fed the keys the exact counter parses.
+    participants: Option<Box<HostParticipants>>,
     /// Finished epochs.
     pub results: Vec<EpochResult>,
 }
@@ -101,8 +109,23 @@ impl Evaluator {
             report: Box::default(),
             previous: HashSet::new(),
             blocklist: None,
+            participants: None,
             results: Vec::new(),
         })
+    }
+
+    /// Tracks the DDoS participants too: a [`HostParticipants`] under `config`,
+    /// fed every parsed flow and closed with the monitor's epochs; each
+    /// [`EpochResult::participants`] then holds its report and the exact spreads.
+    pub fn track_participants(&mut self, config: ParticipantsConfig) {
+        self.participants = Some(Box::new(HostParticipants::new(config)));
+    }
+
+    /// The participants' memory in bytes (0 when not tracked).
+    pub fn participants_memory_bytes(&self) -> usize {
+        self.participants
+            .as_ref()
+            .map_or(0, |_| HostParticipants::MEMORY_BYTES)
     }
 
     /// Gives the monitor a blocklist ([`FlowMonitor::set_blocklist`]); each epoch's
@@ -121,9 +144,13 @@ impl Evaluator {
         self.monitor.memory_bytes()
     }
 
-    /// Feeds one frame to both.
+    /// Feeds one frame to both (and the participants: the key the exact counter
+    /// parsed, so the frame is parsed twice in all — the monitor takes frames).
     pub fn feed(&mut self, frame: &[u8]) {
-        self.exact.feed(frame);
+        let key = self.exact.feed(frame);
+        if let (Some(p), Some(k)) = (&mut self.participants, key) {
+            p.observe(&k);
+        }
         if self.monitor.feed(frame) {
             self.close();
         }
@@ -217,6 +244,11 @@ impl Evaluator {
         let exact_blocklisted = self
             .blocklist
             .map_or(0, |b| ex.flows.keys().filter(|k| b.matches(k)).count());
+        let participants = self.participants.as_mut().map(|p| {
+            let mut r = ParticipantsReport::new();
+            p.end_epoch(&mut r);
+            ParticipantsResult::new(r, ex.flows.keys())
+        });
         self.results.push(EpochResult {
             epoch: self.report.epoch,
             report: (*self.report).clone(),
@@ -232,6 +264,7 @@ impl Evaluator {
             are,
             min_reported_share,
             exact_blocklisted,
+            participants,
         });
         self.previous = ex.flows.into_keys().collect();
     }

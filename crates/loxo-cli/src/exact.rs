@@ -44,8 +44,9 @@ impl Exact {
         }
     }
 
-    /// Feeds one frame.
-    pub fn feed(&mut self, frame: &[u8]) {
+    /// Feeds one frame; returns its flow's key if it parsed as a flow (for a caller
+    /// that counts more of it without parsing it again).
+    pub fn feed(&mut self, frame: &[u8]) -> Option<FlowKey> {
         match parse_frame_weighted(frame, self.weight) {
             Ok(Parsed::Flow(f)) => {
                 let len = u64::from(f.len);
@@ -54,6 +55,7 @@ impl Exact {
                 c.packets += 1;
                 self.total.bytes += len;
                 self.total.packets += 1;
+                return Some(f.key);
             }
             Ok(Parsed::NotIp) => self.not_ip += 1,
             Err(e) => {
@@ -62,6 +64,7 @@ impl Exact {
                 }
             }
         }
+        None
     }
 
     /// Feeds the generator's record of one frame instead of the frame: its key,

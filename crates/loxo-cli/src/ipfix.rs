@@ -1,6 +1,8 @@
 //! `loxo top --ipfix HOST:PORT`: each epoch's elephants as IPFIX over UDP, through
 //! `loxo_ipfix::Exporter` — the encoder the firmware runs, so host and device feed a
-//! collector the same records.
+//! collector the same records — and, with `--ipfix-participants`, its scanners and
+//! victims in the participant templates (`loxo_ipfix::ie::PARTICIPANTS`), after the
+//! epoch's flow messages.
 
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -32,6 +34,8 @@ pub(crate) struct Sent {
     pub(crate) flows: u64,
     /// Epoch options records.
     pub(crate) epochs: u64,
+    /// Participant records (scanners and victims).
+    pub(crate) participants: u64,
     /// Bytes of the messages.
     pub(crate) bytes: u64,
 }
@@ -40,8 +44,8 @@ impl std::fmt::Display for Sent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "IPFIX to {} (observation domain {}): {} messages, {} bytes, {} flow records, {} epoch records",
-            self.target, self.domain, self.messages, self.bytes, self.flows, self.epochs
+            "IPFIX to {} (observation domain {}): {} messages, {} bytes, {} flow records, {} epoch records, {} participant records",
+            self.target, self.domain, self.messages, self.bytes, self.flows, self.epochs, self.participants
         )
     }
 }
@@ -87,12 +91,14 @@ fn now_ms() -> u64 {
 }
 
 /// Sends every epoch of `results` to `target`, epoch `i` observed over `spans[i]`
-/// (ms since 1970; epochs past the end of `spans` get the last span).
+/// (ms since 1970; epochs past the end of `spans` get the last span); with
+/// `participants`, each epoch's participants after its flows.
 pub(crate) fn export(
     target: &str,
     domain: u32,
     results: &[EpochResult],
     spans: &[(u64, u64)],
+    participants: bool,
 ) -> anyhow::Result<Sent> {
     let addr = target
         .to_socket_addrs()
@@ -111,6 +117,7 @@ pub(crate) fn export(
     let config = Config {
         observation_domain_id: domain,
         max_message_len: max_message_len(&addr),
+        participant_records: participants,
         ..Config::DEFAULT
     };
     let mut exporter = Exporter::new(config).map_err(|e| anyhow::anyhow!("ipfix: {e}"))?;
@@ -121,6 +128,7 @@ pub(crate) fn export(
         messages: 0,
         flows: 0,
         epochs: 0,
+        participants: 0,
         bytes: 0,
     };
     let export_time = (now_ms() / 1000) as u32;
@@ -139,15 +147,39 @@ pub(crate) fn export(
             .next_into(&mut buf)
             .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?
         {
-            let msg = buf.get(..len).unwrap_or(&[]);
-            socket
-                .send(msg)
-                .with_context(|| format!("--ipfix {addr}: cannot send"))?;
-            sent.messages += 1;
-            sent.bytes += len as u64;
+            send(&socket, &addr, &buf, len, &mut sent)?;
         }
         sent.flows += r.report.elephants.len() as u64;
         sent.epochs += u64::from(config.epoch_records);
+        if let (true, Some(p)) = (participants, &r.participants) {
+            let mut msgs = exporter
+                .participant_messages(&p.report, times)
+                .map_err(|e| anyhow::anyhow!("ipfix: epoch {}: {e}", r.epoch))?;
+            while let Some(len) = msgs
+                .next_into(&mut buf)
+                .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?
+            {
+                send(&socket, &addr, &buf, len, &mut sent)?;
+            }
+            sent.participants += (p.report.scanners.len() + p.report.victims.len()) as u64;
+        }
     }
     Ok(sent)
+}
+
+/// Sends the message of `len` bytes at the start of `buf`.
+fn send(
+    socket: &UdpSocket,
+    addr: &SocketAddr,
+    buf: &[u8],
+    len: usize,
+    sent: &mut Sent,
+) -> anyhow::Result<()> {
+    let msg = buf.get(..len).unwrap_or(&[]);
+    socket
+        .send(msg)
+        .with_context(|| format!("--ipfix {addr}: cannot send"))?;
+    sent.messages += 1;
+    sent.bytes += len as u64;
+    Ok(())
 }

@@ -9,6 +9,7 @@ pub mod exact;
 pub mod frequent;
 pub mod gateway;
 pub mod key;
+pub mod participants;
 pub mod resp;
 pub mod sketch;
 pub mod theta;

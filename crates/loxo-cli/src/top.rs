@@ -10,6 +10,17 @@
 //! truncated record ends the reading: the results of the records before it are
 //! printed, then a warning, and the exit code is 1.
 //!
+//! Beside the monitor, a `loxo_flow::HostParticipants` names each epoch's DDoS
+//! participants: **scanners** (sources with many distinct destinations, and
+//! (source, destination) pairs with many distinct destination ports) and
+//! **victims** (destinations with many distinct sources), above `--participants`
+//! (a share of the epoch's distinct pairs), each with its estimate, σ, `[lower,
+//! upper]` (4σ) and saturation flag next to its exact spread (the exact counter's
+//! flows), in the text's "scanners" and "victims" sections and JSON's `scanners` and
+//! `victims` keys. The participants take the key the exact counter parsed: a frame
+//! is parsed twice in all, once by the monitor (whose API takes frames) and once by
+//! the exact counter.
+//!
 //! With `--ipfix HOST:PORT` every epoch's report also goes to an IPFIX collector over
 //! UDP (`crate::ipfix`, the firmware's encoder): the monitor then weighs packets by
 //! their IP length (`ByteWeight::Ip`, the unit of `octetDeltaCount`), and so does the
@@ -25,8 +36,10 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use loxo_cli::capture::{self, CaptureError, CaptureReader, Format};
 use loxo_cli::eval::{EpochResult, Evaluator};
+use loxo_cli::participants::{ParticipantRow, ParticipantsResult};
 use loxo_flow::{
-    Bounds, ByteWeight, CapturedError, Config, FlowMonitor, ParseError, ShareOf, Theta,
+    Bounds, ByteWeight, CapturedError, Config, FlowMonitor, ParseError, ParticipantsConfig, Role,
+    ShareOf, Theta,
 };
 use serde_json::json;
 
@@ -37,6 +50,7 @@ use serde_json::json;
   loxo top trace.pcap --theta 0.5% --epoch 100000
   loxo top trace.pcap --packets --json > top.json
   loxo top trace.pcap --blocklist blocklist.loxo
+  loxo top ddos.pcap --epoch 65536 --participants 2%   scanners and victims at 2 % of the pairs
   loxo top trace.pcap --ipfix 127.0.0.1:2055  (and to an IPFIX collector, e.g. nfcapd)")]
 #[allow(clippy::struct_excessive_bools)] // command-line switches
 pub(crate) struct Args {
@@ -62,6 +76,20 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 0, value_name = "N", allow_negative_numbers = true,
           value_parser = crate::non_negative::<u32>)]
     epoch: u32,
+    /// DDoS participants' threshold, as a share of the epoch's distinct (source,
+    /// destination) pairs for scanners (distinct destinations) and victims (distinct
+    /// sources) and of its distinct (source, destination, port) triples for
+    /// vertical scans (distinct ports); written as --theta. At 1 % a participant
+    /// is found with recall ≥ 0.99 and precision ≥ 0.95 in epochs of 15 000 pairs
+    /// or more; an epoch whose threshold is within the sketch's noise is flagged
+    /// NOISY (keys without spread may be listed).
+    #[arg(long, default_value = "0.01", value_name = "SHARE")]
+    participants: String,
+    /// Smallest spread a participant must have, whatever the share (0: the share
+    /// alone).
+    #[arg(long, default_value_t = 0, value_name = "N", allow_negative_numbers = true,
+          value_parser = crate::non_negative::<u32>)]
+    participants_min: u32,
     /// Print one JSON document instead of tables.
     #[arg(long)]
     json: bool,
@@ -81,6 +109,12 @@ pub(crate) struct Args {
     /// (nfcapd, pmacct, GoFlow2, …); bytes are then IP bytes.
     #[arg(long, value_name = "HOST:PORT")]
     ipfix: Option<String>,
+    /// Export each epoch's scanners and victims too, in IPFIX templates of their
+    /// own (IANA's distinctCountOf… elements; see docs/ipfix.md). Off by default:
+    /// nfdump reads every record with an address as a flow and lists each
+    /// participant as a flow without packets or bytes.
+    #[arg(long, requires = "ipfix")]
+    ipfix_participants: bool,
     /// The IPFIX observation domain ID.
     #[arg(long, value_name = "ID", default_value_t = 1, requires = "ipfix")]
     ipfix_domain: u32,
@@ -103,10 +137,10 @@ impl Args {
     }
 }
 
-/// Runs `loxo top`.
-pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+/// The evaluator `loxo top` runs: the monitor under `--theta` and the other
+/// options, the participants under `--participants`, both hashing with `seed`.
+fn evaluator(a: &Args, seed: loxo_core::Seed) -> anyhow::Result<Evaluator> {
     let theta = Theta::parse(&a.theta).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
-    let seed = seed(a)?;
     let config = Config {
         seed,
         theta,
@@ -120,9 +154,23 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         byte_weight: a.byte_weight(),
         ..Config::default()
     };
+    let share = Theta::parse(&a.participants)
+        .map_err(|e| anyhow::anyhow!("--participants {}: {e}", a.participants))?;
     // The monitor refuses a θ below its θ_min before the capture is opened.
     let mut ev =
         Evaluator::try_new(config).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
+    ev.track_participants(ParticipantsConfig {
+        seed,
+        share,
+        min_spread: a.participants_min,
+    });
+    Ok(ev)
+}
+
+/// Runs `loxo top`.
+pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
+    let seed = seed(a)?;
+    let mut ev = evaluator(a, seed)?;
     let name = a.file.display();
     let file = capture::open_file(&a.file, "loxo top")?;
     let size = file.metadata().map_or(0, |m| m.len());
@@ -168,12 +216,22 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let records = reader.records();
     bar.finish_and_clear();
     let memory = ev.memory_bytes();
+    let participants_memory = ev.participants_memory_bytes();
     let results = ev.finish();
     let exported = (a.ipfix.as_ref())
-        .map(|target| crate::ipfix::export(target, a.ipfix_domain, &results, &spans))
+        .map(|target| {
+            crate::ipfix::export(
+                target,
+                a.ipfix_domain,
+                &results,
+                &spans,
+                a.ipfix_participants,
+            )
+        })
         .transpose()?;
     let fingerprint = format!("{:#018x}", seed.fingerprint());
     let read = Read {
+        participants_memory,
         format,
         records,
         snapped: &snapped,
@@ -296,6 +354,8 @@ impl Snapped {
 
 /// How the capture was read.
 struct Read<'a> {
+    /// The participants' memory in bytes.
+    participants_memory: usize,
     format: Format,
     records: u64,
     snapped: &'a Snapped,
@@ -367,6 +427,11 @@ fn to_json(
                 })).collect::<Vec<_>>(),
                 "precision": r.precision, "recall": r.recall, "f1": r.f1, "are": r.are,
                 "min_reported_true_share": r.min_reported_share,
+                "scanners": r.participants.as_ref().map(|p| rows_json(&p.scanners)),
+                "scanners_left_out": r.participants.as_ref().map(|p| p.report.scanners_left_out),
+                "victims": r.participants.as_ref().map(|p| rows_json(&p.victims)),
+                "victims_left_out": r.participants.as_ref().map(|p| p.report.victims_left_out),
+                "participants": r.participants.as_ref().map(participants_json),
                 "blocklisted": (r.report.blocklist_len > 0).then(|| json!({
                     "flows": r.report.blocklisted_flows,
                     "saturated": r.report.blocklisted_saturated,
@@ -394,6 +459,9 @@ fn to_json(
             ByteWeight::Wire => "wire",
         },
         "monitor_memory_bytes": memory,
+        "participants_share": a.participants,
+        "participants_min": a.participants_min,
+        "participants_memory_bytes": read.participants_memory,
         "capture": {
             "format": read.format.to_string(),
             "records": read.records,
@@ -409,8 +477,59 @@ fn to_json(
             "messages": s.messages,
             "flow_records": s.flows,
             "epoch_records": s.epochs,
+            "participant_records": s.participants,
             "bytes": s.bytes,
         })),
+    })
+}
+
+/// A participant row: its role and addresses, the estimate, σ, the 4σ bounds, the
+/// flags and the exact spread.
+fn row_json(r: &ParticipantRow) -> serde_json::Value {
+    let p = &r.participant;
+    let mut v = json!({
+        "estimate": p.spread.value.round(),
+        "sigma": p.spread.sigma,
+        "lower": p.lower.floor(),
+        "upper": p.upper.ceil(),
+        "saturated": p.saturated,
+        "sampled": p.sampled,
+        "counts": p.role.counts(),
+        "exact": r.exact,
+    });
+    let address = p.address.to_string();
+    match p.role {
+        Role::Victim => v["destination"] = json!(address),
+        Role::HorizontalScan | Role::VerticalScan => {
+            v["kind"] = json!(p.role.name());
+            v["source"] = json!(address);
+            if let Some(t) = p.target {
+                v["destination"] = json!(t.to_string());
+            }
+        }
+    }
+    v
+}
+
+fn rows_json(rows: &[ParticipantRow]) -> Vec<serde_json::Value> {
+    rows.iter().map(row_json).collect()
+}
+
+fn participants_json(p: &ParticipantsResult) -> serde_json::Value {
+    let r = &p.report;
+    json!({
+        "share": r.share.to_string(),
+        "threshold": r.threshold,
+        "port_threshold": r.port_threshold,
+        "threshold_sigma": r.threshold_sigma,
+        "port_threshold_sigma": r.port_threshold_sigma,
+        "noisy": r.noisy(),
+        "pairs": {"estimate": r.pairs.value.round(), "sigma": r.pairs.sigma, "exact": p.exact_pairs},
+        "triples": {"estimate": r.triples.value.round(), "sigma": r.triples.sigma, "exact": p.exact_triples},
+        "complete": r.complete(),
+        "exact_above_threshold": p.exact_above.len(),
+        "precision": p.precision,
+        "recall": p.recall,
     })
 }
 
@@ -427,6 +546,54 @@ fn bounds_text(b: &Bounds) -> String {
     }
 }
 
+/// The epoch's "scanners" and "victims" sections.
+fn print_participants(p: &ParticipantsResult) {
+    let r = &p.report;
+    let row = |x: &ParticipantRow| {
+        let q = &x.participant;
+        let who = match q.target {
+            Some(t) => format!("{} -> {t}", q.address),
+            None => q.address.to_string(),
+        };
+        let saturated = if q.saturated { " SATURATED" } else { "" };
+        let estimate = format!("~{:.0} ± {:.0}", q.spread.value, q.spread.sigma);
+        let bounds = format!("[{:.0}, {:.0}]", q.lower, q.upper);
+        println!(
+            "    {:<10} {who:<48} {estimate:>16} {bounds:>18} {:<12} exact {}{saturated}",
+            q.role.name(),
+            q.role.counts(),
+            x.exact
+        );
+    };
+    let left = |n: u32| {
+        if n > 0 {
+            println!("    ... and {n} more above the threshold (the list is full)");
+        }
+    };
+    println!(
+        "  scanners (threshold {} of ~{:.0} distinct pairs = {:.0} destinations, of ~{:.0} (source, destination, port) = {:.0} ports; exact pairs {}, triples {}):",
+        r.share, r.pairs.value, r.threshold, r.triples.value, r.port_threshold, p.exact_pairs, p.exact_triples
+    );
+    if r.noisy() {
+        println!(
+            "    NOISY: a threshold is within {} standard errors of the sketch's noise (± {:.0} at {:.0}, ± {:.0} at {:.0}): keys without spread may be listed; take a longer --epoch or a larger --participants",
+            loxo_flow::NOISE_Z, r.threshold_sigma, r.threshold, r.port_threshold_sigma, r.port_threshold
+        );
+    }
+    p.scanners.iter().for_each(row);
+    left(r.scanners_left_out);
+    println!("  victims (threshold {:.0} sources):", r.threshold);
+    p.victims.iter().for_each(row);
+    left(r.victims_left_out);
+    println!(
+        "  exact participants {}, reported {}: precision {:.3} recall {:.3}",
+        p.exact_above.len(),
+        p.scanners.len() + p.victims.len(),
+        p.precision,
+        p.recall
+    );
+}
+
 fn print_text(
     results: &[EpochResult],
     a: &Args,
@@ -441,7 +608,7 @@ fn print_text(
         String::new()
     };
     println!(
-        "{} ({}, {} records): theta {} of {unit}{floor} (recall 1 guaranteed for theta >= {}), {}, monitor {memory} bytes, seed fingerprint {fingerprint} ({})",
+        "{} ({}, {} records): theta {} of {unit}{floor} (recall 1 guaranteed for theta >= {}), {}, monitor {memory} bytes, participants {} bytes (threshold {} of the distinct pairs), seed fingerprint {fingerprint} ({})",
         a.file.display(),
         read.format,
         read.records,
@@ -451,6 +618,8 @@ fn print_text(
             ByteWeight::Ip => "bytes are IP bytes (header + payload)",
             ByteWeight::Wire => "bytes are frame lengths on the wire",
         },
+        read.participants_memory,
+        a.participants,
         if a.seed.is_some() { "given" } else { "random per run" },
     );
     for r in results {
@@ -507,6 +676,9 @@ fn print_text(
             );
         }
         print_blocklisted(r);
+        if let Some(p) = &r.participants {
+            print_participants(p);
+        }
         println!(
             "  exact elephants {}, reported {}: precision {:.3} recall {:.3} F1 {:.3} ARE {:.4}",
             r.exact_elephants.len(),

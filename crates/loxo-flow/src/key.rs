@@ -462,7 +462,7 @@ impl defmt::Format for FlowKey {
 }
 
 #[cfg(feature = "defmt")]
-fn defmt_addr(b: &[u8], f: defmt::Formatter<'_>) {
+pub(crate) fn defmt_addr(b: &[u8], f: defmt::Formatter<'_>) {
     if let [a, b, c, d] = *b {
         defmt::write!(f, "{=u8}.{=u8}.{=u8}.{=u8}", a, b, c, d);
         return;

@@ -3,7 +3,9 @@
 //!
 //! Data path: frame → [`parse_frame`] (or [`parse_frame_captured`] for a capture's
 //! record) → [`FlowKey`] (canonical 13/37 bytes) → one `Seed::hash` → the family
-//! sketches.
+//! sketches: a [`FlowMonitor`] → [`Report`] (elephants, totals, distinct counts), and
+//! beside it, fed the same keys, [`Participants`] → [`ParticipantsReport`] (the
+//! DDoS participants: scanners and victims, from spread sketches).
 //!
 //! # Key rules
 //! The exact-count tools (`loxo top`) and the tests follow the same rules:
@@ -32,10 +34,12 @@
 mod blocklist;
 mod key;
 mod parse;
+mod participants;
 mod theta;
 
 pub use blocklist::Blocklist;
 pub use key::{protocol_name, FlowKey, MAX_KEY_LEN, V4_KEY_LEN};
+pub use loxo_spread::Estimate;
 pub use monitor::{
     Bounds, Config, ConfigError, Elephant, EpochPolicy, Fed, FlowMonitor, FlowSketch,
     NewFlowFilter, Report, ShareOf, DEFAULT_CANDIDATES, FLOWS_P, MAX_BLOCKLISTED,
@@ -44,6 +48,10 @@ pub use monitor::{
 pub use parse::{
     parse_frame, parse_frame_captured, parse_frame_captured_weighted, parse_frame_weighted,
     ByteWeight, CapturedError, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS,
+};
+pub use participants::{
+    DeviceParticipants, Endpoints, HostParticipants, Participant, Participants, ParticipantsConfig,
+    ParticipantsReport, Role, BOUNDS_Z, DEFAULT_PARTICIPANTS, NOISE_Z, REPORT_Z,
 };
 pub use theta::{Theta, ThetaError};
 mod monitor;

@@ -3,6 +3,7 @@
 //! unknown templates skipped.
 
 use crate::message::{MessageHeader, MessageRepr};
+use crate::participant::ParticipantRecord;
 use crate::record::{DataRecords, EpochRecord, FlowRecord};
 use crate::set::{SetKind, Sets};
 use crate::template::{FieldSpec, Template, TemplateRecord};
@@ -58,6 +59,9 @@ pub enum Item<'m> {
     Flow(FlowRecord),
     /// loxo's epoch options record.
     Epoch(EpochRecord),
+    /// A DDoS participant: any template with a distinct-count element (IANA
+    /// 378–383, or loxo's distinct destination ports) and its key's address.
+    Participant(ParticipantRecord),
     /// A record of a known template that is neither: its template ID and bytes.
     Record {
         /// Template ID.
@@ -261,7 +265,10 @@ impl<'m, const T: usize, const F: usize> Message<'_, 'm, T, F> {
             Some(Err(e)) => return Some(self.fail(e)),
             Some(Ok(r)) => r,
         };
-        let item = if let Some(r) = FlowRecord::parse(&t, record) {
+        // Participants first: a vertical scan's template has both addresses.
+        let item = if let Some(r) = ParticipantRecord::parse(&t, record) {
+            r.map(Item::Participant)
+        } else if let Some(r) = FlowRecord::parse(&t, record) {
             r.map(Item::Flow)
         } else if let Some(r) = EpochRecord::parse(&t, record) {
             r.map(Item::Epoch)

@@ -27,6 +27,10 @@ pub enum Error {
         /// Bytes the buffer must hold.
         min: u16,
     },
+    /// [`Exporter::participant_messages`](crate::Exporter::participant_messages)
+    /// without the participant templates: turn on
+    /// [`Config::participant_records`](crate::Config::participant_records).
+    NoParticipantTemplates,
     /// Fewer bytes than a header or a length field announces.
     Truncated,
     /// The message header's version is not 10 (IPFIX).
@@ -59,6 +63,9 @@ impl fmt::Display for Error {
             Self::BufferTooSmall { min } => {
                 write!(f, "message buffer too small: at least {min} bytes")
             }
+            Self::NoParticipantTemplates => f.write_str(
+                "participant records are off: set Config::participant_records to announce their templates",
+            ),
             Self::Truncated => f.write_str("truncated message"),
             Self::Version(v) => write!(f, "not an IPFIX message (version {v}, expected 10)"),
             Self::MessageLength => f.write_str("bad message length"),

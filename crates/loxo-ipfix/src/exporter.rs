@@ -1,10 +1,11 @@
-//! [`Exporter`]: an epoch's [`Report`] as a sequence of IPFIX messages, one at a time
-//! into the caller's buffer.
+//! [`Exporter`]: an epoch's [`Report`] (and its [`ParticipantsReport`]) as a
+//! sequence of IPFIX messages, one at a time into the caller's buffer.
 
-use loxo_flow::{ByteWeight, Elephant, Report};
+use loxo_flow::{ByteWeight, Elephant, Participant, ParticipantsReport, Report};
 
 use crate::ie::{self, EPOCH_TEMPLATE_ID};
 use crate::message::{MessageHeader, MessageRepr, HEADER_LEN};
+use crate::participant::ParticipantRecord;
 use crate::record::{EpochRecord, FlowRecord};
 use crate::set::{SetHeader, OPTIONS_TEMPLATE_SET_ID, SET_HEADER_LEN, TEMPLATE_SET_ID};
 use crate::Error;
@@ -30,33 +31,49 @@ pub struct Config {
     pub template_refresh_seconds: u32,
     /// Send an epoch options record (the report's totals) with each report.
     pub epoch_records: bool,
+    /// Announce the six participant templates ([`ie::PARTICIPANTS`], 376 bytes
+    /// more in every template set) so that [`Exporter::participant_messages`] may
+    /// send DDoS participants. Off by default: a collector that reads every record
+    /// with an address as a flow (nfdump 1.7) lists each participant as a flow of
+    /// 0 packets and 0 bytes.
+    pub participant_records: bool,
 }
 
 impl Config {
     /// Domain 1, 1472-byte messages (1500-byte MTU, IPv4), templates every 20 messages
-    /// and every 600 s, epoch records on.
+    /// and every 600 s, epoch records on, participant records off.
     pub const DEFAULT: Self = Self {
         observation_domain_id: 1,
         max_message_len: 1472,
         template_refresh_messages: 20,
         template_refresh_seconds: 600,
         epoch_records: true,
+        participant_records: false,
     };
 
-    /// Bytes of the template sets: 188 (the two flow templates), plus 142 for the
-    /// epoch options template when [`epoch_records`](Self::epoch_records) is on.
+    /// Bytes of the template sets: 188 (the two flow templates), plus 376 for the
+    /// participant templates when [`participant_records`](Self::participant_records)
+    /// is on, plus 142 for the epoch options template when
+    /// [`epoch_records`](Self::epoch_records) is.
     pub const fn templates_len(&self) -> usize {
-        let flows = SET_HEADER_LEN + ie::FLOW_V4.wire_len() + ie::FLOW_V6.wire_len();
-        if self.epoch_records {
-            flows + SET_HEADER_LEN + ie::EPOCH.wire_len()
-        } else {
-            flows
+        let mut n = SET_HEADER_LEN + ie::FLOW_V4.wire_len() + ie::FLOW_V6.wire_len();
+        if self.participant_records {
+            let mut i = 0;
+            while i < ie::PARTICIPANTS.len() {
+                n += ie::PARTICIPANTS[i].wire_len();
+                i += 1;
+            }
         }
+        if self.epoch_records {
+            n += SET_HEADER_LEN + ie::EPOCH.wire_len();
+        }
+        n
     }
 
     /// The smallest maximum message length: a header, the templates and one data set
     /// of the largest record (so that every message makes progress, whether or not it
-    /// carries templates) — 471 bytes with epoch records, 316 without.
+    /// carries templates) — 471 bytes with epoch records, 316 without (847 and 680
+    /// with participant records).
     pub const fn min_message_len(&self) -> u16 {
         let largest = if self.epoch_records {
             EpochRecord::WIRE_LEN
@@ -209,6 +226,93 @@ impl Exporter {
         })
     }
 
+    /// The messages of a [`ParticipantsReport`] (its scanners, then its victims; one
+    /// [`ParticipantRecord`] each), observed and exported at `times`: call
+    /// [`ParticipantMessages::next_into`] until it returns `None`. They share the
+    /// exporter's sequence numbers and template refresh with the flow messages;
+    /// send them after the same epoch's [`messages`](Self::messages).
+    ///
+    /// ```
+    /// use loxo_flow::{FlowKey, Participants, ParticipantsConfig, ParticipantsReport};
+    /// use loxo_ipfix::{Config, Decoder, Exporter, Item, Times};
+    ///
+    /// let mut p = Participants::<128, 16, 128, 16, 72>::new(ParticipantsConfig::DEVICE);
+    /// for src in 0..5000u32 {
+    ///     p.observe(&FlowKey::v4(src.to_be_bytes(), [192, 0, 2, 10], 1234, 53, 17));
+    /// }
+    /// let mut report = ParticipantsReport::<8>::new();
+    /// p.end_epoch(&mut report);
+    ///
+    /// let mut exporter = Exporter::new(Config { participant_records: true, ..Config::DEFAULT })?;
+    /// let mut msgs = exporter.participant_messages(&report, Times::default())?;
+    /// let mut buf = [0u8; 1472];
+    /// let len = msgs.next_into(&mut buf)?.unwrap_or(0);
+    /// let mut decoder = Decoder::<16, 32>::new();
+    /// let victims: Vec<_> = decoder
+    ///     .read(&buf[..len])?
+    ///     .filter_map(|i| match i { Ok(Item::Participant(p)) => Some(p), _ => None })
+    ///     .collect();
+    /// assert_eq!(victims[0].address.to_string(), "192.0.2.10");
+    /// assert!(victims[0].lower <= 5000 && 5000 <= victims[0].upper);
+    /// # Ok::<(), loxo_ipfix::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NoParticipantTemplates`] when the configuration's
+    /// [`participant_records`](Config::participant_records) is off.
+    pub fn participant_messages<'a, const R: usize>(
+        &'a mut self,
+        report: &'a ParticipantsReport<R>,
+        times: Times,
+    ) -> Result<ParticipantMessages<'a>, Error> {
+        if !self.config.participant_records {
+            return Err(Error::NoParticipantTemplates);
+        }
+        Ok(ParticipantMessages {
+            exporter: self,
+            lists: [
+                (&report.scanners, report.scanners_left_out > 0),
+                (&report.victims, report.victims_left_out > 0),
+            ],
+            epoch: report.epoch,
+            times,
+            next: 0,
+            done: false,
+        })
+    }
+
+    /// Starts a message in `buf`: checks its size, writes the templates when due.
+    /// Returns the usable part of `buf`, whether it carries templates, and where
+    /// the data sets start.
+    fn begin<'b>(&self, buf: &'b mut [u8], now: u32) -> Result<(&'b mut [u8], bool, usize), Error> {
+        let config = self.config;
+        let min = config.min_message_len();
+        let limit = buf.len().min(usize::from(config.max_message_len));
+        if limit < usize::from(min) {
+            return Err(Error::BufferTooSmall { min });
+        }
+        let buf = buf.get_mut(..limit).unwrap_or(&mut []);
+        let with_templates = self.templates_due(now);
+        let mut at = HEADER_LEN;
+        if with_templates {
+            at += write_templates(buf.get_mut(at..).unwrap_or(&mut []), &config);
+        }
+        Ok((buf, with_templates, at))
+    }
+
+    /// Ends a message of `len` bytes holding `records` data records: writes its
+    /// header, advances the sequence number.
+    fn end(&mut self, buf: &mut [u8], len: usize, with_templates: bool, now: u32, records: u32) {
+        MessageRepr {
+            length: len as u16,
+            export_time: now,
+            sequence_number: self.sequence,
+            observation_domain_id: self.config.observation_domain_id,
+        }
+        .emit(&mut MessageHeader::new_unchecked(&mut *buf));
+        self.note_message(with_templates, now, records);
+    }
+
     fn templates_due(&self, now: u32) -> bool {
         let c = &self.config;
         self.templates.is_none_or(|s| {
@@ -262,19 +366,9 @@ impl Messages<'_> {
         if self.done {
             return Ok(None);
         }
-        let config = self.exporter.config;
-        let min = config.min_message_len();
-        let limit = buf.len().min(usize::from(config.max_message_len));
-        if limit < usize::from(min) {
-            return Err(Error::BufferTooSmall { min });
-        }
-        let buf = buf.get_mut(..limit).unwrap_or(&mut []);
         let now = self.times.export_time;
-        let with_templates = self.exporter.templates_due(now);
-        let mut at = HEADER_LEN;
-        if with_templates {
-            at += write_templates(buf.get_mut(at..).unwrap_or(&mut []), &config);
-        }
+        let (buf, with_templates, mut at) = self.exporter.begin(buf, now)?;
+        let limit = buf.len();
         let mut records = 0u32;
         if self.epoch_pending && at + SET_HEADER_LEN + EpochRecord::WIRE_LEN <= limit {
             let n = self
@@ -285,35 +379,12 @@ impl Messages<'_> {
             records += 1;
             self.epoch_pending = false;
         }
-        // The data set being filled: (start, template ID).
-        let mut open: Option<(usize, u16)> = None;
-        while let Some(e) = self.elephants.get(self.next) {
-            let r = FlowRecord::from_elephant(
-                e,
-                self.epoch.epoch,
-                self.times.start_ms,
-                self.times.end_ms,
-            );
-            let id = r.template().id;
-            let same = matches!(open, Some((_, o)) if o == id);
-            let need = r.wire_len() + if same { 0 } else { SET_HEADER_LEN };
-            if at + need > limit {
-                break;
-            }
-            if !same {
-                if let Some((start, o)) = open {
-                    close_set(buf, start, o, at - start);
-                }
-                open = Some((at, id));
-                at += SET_HEADER_LEN;
-            }
-            at += r.emit(buf.get_mut(at..).unwrap_or(&mut []));
-            records += 1;
-            self.next += 1;
-        }
-        if let Some((start, o)) = open {
-            close_set(buf, start, o, at - start);
-        }
+        let (elephants, epoch, times) = (self.elephants, self.epoch.epoch, self.times);
+        records += write_records(buf, &mut at, &mut self.next, |i| {
+            elephants
+                .get(i)
+                .map(|e| FlowRecord::from_elephant(e, epoch, times.start_ms, times.end_ms))
+        });
         if !self.epoch_pending && self.next >= self.elephants.len() {
             self.done = true;
         }
@@ -321,16 +392,129 @@ impl Messages<'_> {
             self.done = true;
             return Ok(None);
         }
-        MessageRepr {
-            length: at as u16,
-            export_time: now,
-            sequence_number: self.exporter.sequence,
-            observation_domain_id: config.observation_domain_id,
-        }
-        .emit(&mut MessageHeader::new_unchecked(&mut *buf));
-        self.exporter.note_message(with_templates, now, records);
+        self.exporter.end(buf, at, with_templates, now, records);
         Ok(Some(at))
     }
+}
+
+/// The messages of one [`ParticipantsReport`]; see
+/// [`Exporter::participant_messages`].
+#[derive(Debug)]
+pub struct ParticipantMessages<'a> {
+    exporter: &'a mut Exporter,
+    /// The scanners and the victims, each with "its list was full".
+    lists: [(&'a [Participant], bool); 2],
+    epoch: u32,
+    times: Times,
+    /// The next participant, counting the scanners then the victims.
+    next: usize,
+    done: bool,
+}
+
+impl ParticipantMessages<'_> {
+    /// Writes the next message into `buf` and returns its length, or `None` when the
+    /// report is sent; as [`Messages::next_into`] (a report without participants
+    /// yields no message unless the templates are due).
+    ///
+    /// # Errors
+    /// [`Error::BufferTooSmall`] when `buf` is shorter than
+    /// [`Config::min_message_len`].
+    pub fn next_into(&mut self, buf: &mut [u8]) -> Result<Option<usize>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let now = self.times.export_time;
+        let (buf, with_templates, mut at) = self.exporter.begin(buf, now)?;
+        let ([(scanners, s_full), (victims, v_full)], epoch, t) =
+            (self.lists, self.epoch, self.times);
+        let total = scanners.len() + victims.len();
+        let records = write_records(buf, &mut at, &mut self.next, |i| {
+            let (p, full) = match scanners.get(i) {
+                Some(p) => (p, s_full),
+                None => (victims.get(i - scanners.len())?, v_full),
+            };
+            Some(ParticipantRecord::from_participant(
+                p, epoch, full, t.start_ms, t.end_ms,
+            ))
+        });
+        if self.next >= total {
+            self.done = true;
+        }
+        if at == HEADER_LEN {
+            self.done = true;
+            return Ok(None);
+        }
+        self.exporter.end(buf, at, with_templates, now, records);
+        Ok(Some(at))
+    }
+}
+
+/// A data record the exporter writes.
+trait DataRecord {
+    fn template_id(&self) -> u16;
+    fn wire_len(&self) -> usize;
+    fn emit(&self, buf: &mut [u8]) -> usize;
+}
+
+impl DataRecord for FlowRecord {
+    fn template_id(&self) -> u16 {
+        self.template().id
+    }
+    fn wire_len(&self) -> usize {
+        Self::wire_len(self)
+    }
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        Self::emit(self, buf)
+    }
+}
+
+impl DataRecord for ParticipantRecord {
+    fn template_id(&self) -> u16 {
+        self.template().id
+    }
+    fn wire_len(&self) -> usize {
+        Self::wire_len(self)
+    }
+    fn emit(&self, buf: &mut [u8]) -> usize {
+        Self::emit(self, buf)
+    }
+}
+
+/// Writes records `record(*next)`, `record(*next + 1)`, … at `*at` in `buf` while
+/// they fit, one data set per run of records of one template; advances `*next` and
+/// `*at`, returns how many it wrote.
+fn write_records<D: DataRecord>(
+    buf: &mut [u8],
+    at: &mut usize,
+    next: &mut usize,
+    record: impl Fn(usize) -> Option<D>,
+) -> u32 {
+    let limit = buf.len();
+    let mut records = 0u32;
+    // The data set being filled: (start, template ID).
+    let mut open: Option<(usize, u16)> = None;
+    while let Some(r) = record(*next) {
+        let id = r.template_id();
+        let same = matches!(open, Some((_, o)) if o == id);
+        let need = r.wire_len() + if same { 0 } else { SET_HEADER_LEN };
+        if *at + need > limit {
+            break;
+        }
+        if !same {
+            if let Some((start, o)) = open {
+                close_set(buf, start, o, *at - start);
+            }
+            open = Some((*at, id));
+            *at += SET_HEADER_LEN;
+        }
+        *at += r.emit(buf.get_mut(*at..).unwrap_or(&mut []));
+        records += 1;
+        *next += 1;
+    }
+    if let Some((start, o)) = open {
+        close_set(buf, start, o, *at - start);
+    }
+    records
 }
 
 /// Writes the set header of the set at `start`, `len` bytes long.
@@ -346,6 +530,11 @@ fn write_templates(buf: &mut [u8], config: &Config) -> usize {
     let mut at = SET_HEADER_LEN;
     for t in [ie::FLOW_V4, ie::FLOW_V6] {
         at += t.emit(buf.get_mut(at..).unwrap_or(&mut []));
+    }
+    if config.participant_records {
+        for t in ie::PARTICIPANTS {
+            at += t.emit(buf.get_mut(at..).unwrap_or(&mut []));
+        }
     }
     close_set(buf, 0, TEMPLATE_SET_ID, at);
     if config.epoch_records {

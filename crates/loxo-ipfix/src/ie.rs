@@ -1,5 +1,6 @@
 //! Information elements (RFC 7012 and the IANA IPFIX registry), loxo's
-//! enterprise-specific elements, and the three templates loxo exports.
+//! enterprise-specific elements, and the templates loxo exports: three for the
+//! elephants and the epoch, six for the DDoS participants.
 //!
 //! The templates are fixed (their layout is the contract documented in
 //! `docs/ipfix.md`): records are fixed-length, every integer in its full size.
@@ -41,6 +42,24 @@ pub mod iana {
     pub const MONITORING_INTERVAL_START_MILLISECONDS: u16 = 359;
     /// `monitoringIntervalEndMilliSeconds` (dateTimeMilliseconds).
     pub const MONITORING_INTERVAL_END_MILLISECONDS: u16 = 360;
+    /// `distinctCountOfSourceIPAddress` (unsigned64, RFC 7015): distinct source
+    /// addresses of either family. loxo exports the family's own element instead
+    /// (a participant's elements are always of its family); read back all the same.
+    pub const DISTINCT_COUNT_OF_SOURCE_IP_ADDRESS: u16 = 378;
+    /// `distinctCountOfDestinationIPAddress` (unsigned64): read back, not exported.
+    pub const DISTINCT_COUNT_OF_DESTINATION_IP_ADDRESS: u16 = 379;
+    /// `distinctCountOfSourceIPv4Address` (unsigned32): an IPv4 victim's distinct
+    /// sources.
+    pub const DISTINCT_COUNT_OF_SOURCE_IPV4_ADDRESS: u16 = 380;
+    /// `distinctCountOfDestinationIPv4Address` (unsigned32): an IPv4 scanner's
+    /// distinct destinations.
+    pub const DISTINCT_COUNT_OF_DESTINATION_IPV4_ADDRESS: u16 = 381;
+    /// `distinctCountOfSourceIPv6Address` (unsigned64): an IPv6 victim's distinct
+    /// sources.
+    pub const DISTINCT_COUNT_OF_SOURCE_IPV6_ADDRESS: u16 = 382;
+    /// `distinctCountOfDestinationIPv6Address` (unsigned64): an IPv6 scanner's
+    /// distinct destinations.
+    pub const DISTINCT_COUNT_OF_DESTINATION_IPV6_ADDRESS: u16 = 383;
 }
 
 /// The private enterprise number loxo's own elements are scoped by: 32473, which
@@ -92,6 +111,18 @@ pub mod loxo {
     pub const THETA_DENOMINATOR: u16 = 22;
     /// `loxoElephants` (unsigned32): elephant records the epoch exports.
     pub const ELEPHANTS: u16 = 23;
+    /// `loxoDistinctDestinationPorts` (unsigned64): a vertical scan's distinct
+    /// destination ports (IANA has no distinct count of ports).
+    pub const DISTINCT_DESTINATION_PORTS: u16 = 24;
+    /// `loxoSpreadLower` (unsigned64): lower bound on a participant's spread (4σ
+    /// below the estimate, never below the pairs its sketch holds).
+    pub const SPREAD_LOWER: u16 = 25;
+    /// `loxoSpreadUpper` (unsigned64): upper bound on the spread (4σ above).
+    pub const SPREAD_UPPER: u16 = 26;
+    /// `loxoSpreadSigma` (float64): the estimate's standard error.
+    pub const SPREAD_SIGMA: u16 = 27;
+    /// `loxoParticipantFlags` (unsigned8, flags): see [`crate::flags`].
+    pub const PARTICIPANT_FLAGS: u16 = 28;
 }
 
 /// Template ID of IPv4 elephant records.
@@ -100,6 +131,18 @@ pub const FLOW_V4_TEMPLATE_ID: u16 = 256;
 pub const FLOW_V6_TEMPLATE_ID: u16 = 257;
 /// Template ID of the per-epoch options record.
 pub const EPOCH_TEMPLATE_ID: u16 = 258;
+/// Template ID of IPv4 horizontal scanners (a source's distinct destinations).
+pub const SCANNER_V4_TEMPLATE_ID: u16 = 259;
+/// Template ID of IPv6 horizontal scanners.
+pub const SCANNER_V6_TEMPLATE_ID: u16 = 260;
+/// Template ID of IPv4 victims (a destination's distinct sources).
+pub const VICTIM_V4_TEMPLATE_ID: u16 = 261;
+/// Template ID of IPv6 victims.
+pub const VICTIM_V6_TEMPLATE_ID: u16 = 262;
+/// Template ID of IPv4 vertical scans (a (source, destination)'s distinct ports).
+pub const VERTICAL_V4_TEMPLATE_ID: u16 = 263;
+/// Template ID of IPv6 vertical scans.
+pub const VERTICAL_V6_TEMPLATE_ID: u16 = 264;
 
 const fn iana(id: u16, len: u16) -> FieldSpec {
     FieldSpec::iana(id, len)
@@ -168,6 +211,77 @@ const EPOCH_FIELDS: [FieldSpec; 18] = [
     ours(loxo::ELEPHANTS, 4),
 ];
 
+/// The fields of a participant template: the key's address(es), the distinct
+/// count element `$count`, the epoch's interval, loxo's bounds, σ, flags and
+/// epoch.
+macro_rules! participant_fields {
+    ($($addr:expr),+ ; $count:expr) => {
+        [
+            $($addr,)+
+            $count,
+            iana(iana::MONITORING_INTERVAL_START_MILLISECONDS, 8),
+            iana(iana::MONITORING_INTERVAL_END_MILLISECONDS, 8),
+            ours(loxo::SPREAD_LOWER, 8),
+            ours(loxo::SPREAD_UPPER, 8),
+            ours(loxo::SPREAD_SIGMA, 8),
+            ours(loxo::PARTICIPANT_FLAGS, 1),
+            ours(loxo::EPOCH, 4),
+        ]
+    };
+}
+
+const SCANNER_V4_FIELDS: [FieldSpec; 9] = participant_fields!(
+    iana(iana::SOURCE_IPV4_ADDRESS, 4);
+    iana(iana::DISTINCT_COUNT_OF_DESTINATION_IPV4_ADDRESS, 4)
+);
+const SCANNER_V6_FIELDS: [FieldSpec; 9] = participant_fields!(
+    iana(iana::SOURCE_IPV6_ADDRESS, 16);
+    iana(iana::DISTINCT_COUNT_OF_DESTINATION_IPV6_ADDRESS, 8)
+);
+const VICTIM_V4_FIELDS: [FieldSpec; 9] = participant_fields!(
+    iana(iana::DESTINATION_IPV4_ADDRESS, 4);
+    iana(iana::DISTINCT_COUNT_OF_SOURCE_IPV4_ADDRESS, 4)
+);
+const VICTIM_V6_FIELDS: [FieldSpec; 9] = participant_fields!(
+    iana(iana::DESTINATION_IPV6_ADDRESS, 16);
+    iana(iana::DISTINCT_COUNT_OF_SOURCE_IPV6_ADDRESS, 8)
+);
+const VERTICAL_V4_FIELDS: [FieldSpec; 10] = participant_fields!(
+    iana(iana::SOURCE_IPV4_ADDRESS, 4), iana(iana::DESTINATION_IPV4_ADDRESS, 4);
+    ours(loxo::DISTINCT_DESTINATION_PORTS, 8)
+);
+const VERTICAL_V6_FIELDS: [FieldSpec; 10] = participant_fields!(
+    iana(iana::SOURCE_IPV6_ADDRESS, 16), iana(iana::DESTINATION_IPV6_ADDRESS, 16);
+    ours(loxo::DISTINCT_DESTINATION_PORTS, 8)
+);
+
+/// IPv4 horizontal scanners: 9 fields, 53-byte records.
+pub const SCANNER_V4: Template<'static> =
+    Template::new(SCANNER_V4_TEMPLATE_ID, 0, &SCANNER_V4_FIELDS);
+/// IPv6 horizontal scanners: 9 fields, 69-byte records.
+pub const SCANNER_V6: Template<'static> =
+    Template::new(SCANNER_V6_TEMPLATE_ID, 0, &SCANNER_V6_FIELDS);
+/// IPv4 victims: 9 fields, 53-byte records.
+pub const VICTIM_V4: Template<'static> = Template::new(VICTIM_V4_TEMPLATE_ID, 0, &VICTIM_V4_FIELDS);
+/// IPv6 victims: 9 fields, 69-byte records.
+pub const VICTIM_V6: Template<'static> = Template::new(VICTIM_V6_TEMPLATE_ID, 0, &VICTIM_V6_FIELDS);
+/// IPv4 vertical scans: 10 fields, 61-byte records.
+pub const VERTICAL_V4: Template<'static> =
+    Template::new(VERTICAL_V4_TEMPLATE_ID, 0, &VERTICAL_V4_FIELDS);
+/// IPv6 vertical scans: 10 fields, 85-byte records.
+pub const VERTICAL_V6: Template<'static> =
+    Template::new(VERTICAL_V6_TEMPLATE_ID, 0, &VERTICAL_V6_FIELDS);
+
+/// The six participant templates, in ID order.
+pub const PARTICIPANTS: [Template<'static>; 6] = [
+    SCANNER_V4,
+    SCANNER_V6,
+    VICTIM_V4,
+    VICTIM_V6,
+    VERTICAL_V4,
+    VERTICAL_V6,
+];
+
 /// IPv4 elephants: 16 fields, 84-byte records.
 pub const FLOW_V4: Template<'static> = Template::new(FLOW_V4_TEMPLATE_ID, 0, &FLOW_V4_FIELDS);
 /// IPv6 elephants: 16 fields, 108-byte records.
@@ -188,5 +302,17 @@ mod tests {
         assert_eq!(FLOW_V4.wire_len(), 4 + 10 * 4 + 6 * 8);
         assert_eq!(FLOW_V6.wire_len(), 92);
         assert_eq!(EPOCH.wire_len(), 6 + 3 * 4 + 15 * 8);
+        let lens = PARTICIPANTS.map(|t| (t.id, t.record_len(), t.wire_len()));
+        assert_eq!(
+            lens,
+            [
+                (259, Some(53), 60),
+                (260, Some(69), 60),
+                (261, Some(53), 60),
+                (262, Some(69), 60),
+                (263, Some(61), 68),
+                (264, Some(85), 68),
+            ]
+        );
     }
 }

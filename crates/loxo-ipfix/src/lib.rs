@@ -13,6 +13,11 @@
 //!   the epoch number.
 //! - Each report may add one options record ([`ie::EPOCH`], 121 bytes) with the
 //!   epoch's totals, scoped by the observation domain.
+//! - With [`Config::participant_records`], the epoch's DDoS participants
+//!   (`loxo_flow::ParticipantsReport`) follow through
+//!   [`Exporter::participant_messages`]: one [`ParticipantRecord`] per scanner or
+//!   victim in its template of [`ie::PARTICIPANTS`], with IANA's distinct-count
+//!   elements (380–383) or loxo's distinct destination ports, bounds, σ and flags.
 //! - [`Exporter`] keeps the sequence number (data records sent, mod 2³²), re-sends the
 //!   templates as RFC 7011 requires over UDP (first message, then every N messages
 //!   and/or T seconds) and splits data sets so that no message exceeds the configured
@@ -56,6 +61,7 @@ mod error;
 mod exporter;
 pub mod ie;
 mod message;
+mod participant;
 mod record;
 mod set;
 mod template;
@@ -63,9 +69,10 @@ mod wire;
 
 pub use decoder::{Decoder, Item, Message};
 pub use error::Error;
-pub use exporter::{Config, Exporter, Messages, Times};
+pub use exporter::{Config, Exporter, Messages, ParticipantMessages, Times};
 pub use ie::LOXO_PEN;
 pub use message::{MessageHeader, MessageRepr, HEADER_LEN, VERSION};
+pub use participant::ParticipantRecord;
 pub use record::{DataRecords, ElephantInfo, EpochRecord, Fields, FlowRecord};
 pub use set::{
     SetHeader, SetKind, Sets, MIN_TEMPLATE_ID, OPTIONS_TEMPLATE_SET_ID, SET_HEADER_LEN,
@@ -94,4 +101,10 @@ pub mod flags {
     pub const ELEPHANTS_COMPLETE: u8 = 0x02;
     /// Epoch: θ is a share of packets (clear: of bytes).
     pub const SHARE_OF_PACKETS: u8 = 0x04;
+    /// Participant: a quarter or more of its registers saturated — the spread is
+    /// "at least" the count.
+    pub const SPREAD_SATURATED: u8 = 0x01;
+    /// Participant: its list (scanners or victims) was full — more participants of
+    /// the epoch qualified than were exported.
+    pub const PARTICIPANTS_LEFT_OUT: u8 = 0x02;
 }

@@ -164,6 +164,7 @@ proptest! {
             template_refresh_messages: refresh_messages,
             template_refresh_seconds: refresh_seconds,
             epoch_records,
+            participant_records: false,
         };
         let min = usize::from(config.min_message_len());
         prop_assume!(usize::from(max_len) >= min);

@@ -224,6 +224,15 @@ pub(crate) fn spread(key: &Histogram, pool: &Histogram, s: usize) -> Estimate {
     }
 }
 
+/// The standard error of a key of spread `spread` among the pool's noise (the
+/// expected Fisher information of `s` registers at load `spread/s`): what a report
+/// states for a key there. Infinite where the registers no longer resolve it.
+pub(crate) fn sigma_at(pool: &Histogram, s: usize, spread: f64) -> f64 {
+    let s = s as f32;
+    let model = Model::new(pool, &[0; LEVELS]);
+    f64::from(model.sigma(&[0; LEVELS], (spread as f32 / s).max(A_MIN), s))
+}
+
 /// The load a key's estimate must reach to be reported at `threshold` with `z`:
 /// `(threshold − z·σ_T)/s`, `σ_T` the standard error of a spread equal to the
 /// threshold among the pool's noise (the same for every key of one report, so it is

@@ -219,6 +219,31 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> Spreaders<K, 
         }
     }
 
+    /// The standard error this sketch would state for a key of spread `spread`, given
+    /// its noise (the other keys' pairs in its registers): `σ_T` of
+    /// [`report`](Self::report) at `spread` = the threshold. Where it is a large part
+    /// of the threshold, keys with no spread of their own can reach the threshold in
+    /// noise (a report among many candidates then holds a few of them): thresholds
+    /// of 4 `σ_T` or more keep them out (`loxo_flow::Participants` flags the others).
+    /// Reads the pool once (`2·S·W` registers).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_spread::Spreaders;
+    /// let mut s = Spreaders::<u32, 64, 8, 64>::new(Seed::new(1, 2));
+    /// for k in 0..2000u32 {
+    ///     s.insert(&k, b"one element each");
+    /// }
+    /// // 2 000 pairs in 1 024 registers: a key of 10 is lost in the noise, a key of
+    /// // 1 000 stands out.
+    /// assert!(s.sigma_at(10.0) > 5.0);
+    /// assert!(s.sigma_at(1000.0) < 200.0);
+    /// ```
+    #[must_use]
+    pub fn sigma_at(&self, spread: f64) -> f64 {
+        crate::estimate::sigma_at(&self.pool_ref().histogram(), S, spread)
+    }
+
     /// Reports the candidate keys whose estimate reaches `threshold − z·σ_T`, `σ_T`
     /// the standard error of a spread equal to the threshold among this sketch's
     /// noise, largest estimate

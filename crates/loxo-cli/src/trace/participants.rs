@@ -144,11 +144,13 @@ impl EpochSpreads {
     pub fn add(&mut self, t: &FrameTruth) {
         self.frames += 1;
         if let Some(k) = t.flow() {
-            self.add_key(&k);
+            self.add_flow(&k);
         }
     }
 
-    fn add_key(&mut self, k: &FlowKey) {
+    /// Adds a flow's key (its elements), not counting a frame: exact spreads of
+    /// flows known some other way (`loxo top`'s exact counter).
+    pub fn add_flow(&mut self, k: &FlowKey) {
         let (Some(s), Some(d)) = (address(k.src_bytes()), address(k.dst_bytes())) else {
             return;
         };

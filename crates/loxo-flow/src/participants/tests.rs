@@ -1,0 +1,248 @@
+//! Tests of the participants: their sizes, roles, bounds and the feeding rules.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+extern crate std;
+
+use std::boxed::Box;
+use std::vec::Vec;
+
+use super::*;
+use crate::ParticipantsReport;
+use loxo_spread::Estimate;
+
+type Small = Participants<64, 8, 64, 8, 64>;
+
+fn v4(i: u32) -> [u8; 4] {
+    i.to_be_bytes()
+}
+
+fn config(share: (u64, u64)) -> ParticipantsConfig {
+    ParticipantsConfig {
+        share: Theta::new(share.0, share.1).unwrap_or(ONE_PERCENT),
+        ..ParticipantsConfig::HOST
+    }
+}
+
+/// A stream with one horizontal scanner (2 000 destinations), one vertical scan
+/// (1 500 ports of one IPv6 target), one victim (3 000 sources) and background
+/// traffic (1 000 sources, 2 destinations each), every flow twice.
+fn stream() -> Vec<FlowKey> {
+    let mut k = Vec::new();
+    for i in 0..2000 {
+        k.push(FlowKey::v4(
+            [198, 51, 100, 1],
+            v4(0x0a00_0000 + i),
+            40000,
+            22,
+            6,
+        ));
+    }
+    let (scanner, target) = ([0x20; 16], [0x30; 16]);
+    for p in 1..=1500u16 {
+        k.push(FlowKey::v6(scanner, target, 50000, p, 6));
+    }
+    for i in 0..3000 {
+        k.push(FlowKey::v4(
+            v4(0x6400_0000 + i),
+            [192, 0, 2, 10],
+            1234,
+            53,
+            17,
+        ));
+    }
+    for i in 0..1000 {
+        for d in 0..2 {
+            k.push(FlowKey::v4(
+                v4(0xac10_0000 + i),
+                v4(0xc0a8_0000 + d * 7 + i % 50),
+                5000,
+                443,
+                6,
+            ));
+        }
+    }
+    let again = k.clone();
+    k.extend(again);
+    k
+}
+
+#[test]
+fn memory_is_pinned() {
+    assert_eq!(HostParticipants::MEMORY_BYTES, 2 * 32_272 + 33_808 + 64);
+    assert_eq!(DeviceParticipants::MEMORY_BYTES, 2 * 5_264 + 5_088 + 64);
+    assert_eq!(
+        core::mem::size_of::<ParticipantsReport>(),
+        112 + 144 * DEFAULT_PARTICIPANTS
+    );
+}
+
+#[test]
+fn finds_each_role_with_bounds() {
+    let mut p = Box::new(Small::new(config((5, 100))));
+    for k in stream() {
+        p.observe(&k);
+    }
+    let mut r = ParticipantsReport::<8>::new();
+    p.end_epoch(&mut r);
+    assert_eq!(r.epoch, 0);
+    assert_eq!(p.epoch(), 1);
+    // 2 000 + 1 500 + 3 000 + 2 000 distinct (source, destination) pairs; the
+    // vertical scan is one of them.
+    let pairs = 2000.0 + 1.0 + 3000.0 + 2000.0;
+    assert!(
+        (r.pairs.value - pairs).abs() < 4.0 * r.pairs.sigma,
+        "{:?}",
+        r.pairs
+    );
+    let find = |role| r.scanners.iter().chain(&r.victims).find(|x| x.role == role);
+    let h = find(Role::HorizontalScan).unwrap();
+    assert_eq!(h.address, IpAddr::from([198, 51, 100, 1]));
+    assert!(h.contains(2000.0), "{h}");
+    let v = find(Role::VerticalScan).unwrap();
+    assert_eq!(
+        (v.address, v.target),
+        (IpAddr::from([0x20; 16]), Some(IpAddr::from([0x30; 16])))
+    );
+    assert!(v.contains(1500.0), "{v}");
+    let x = find(Role::Victim).unwrap();
+    assert_eq!(x.address, IpAddr::from([192, 0, 2, 10]));
+    assert!(x.contains(3000.0), "{x}");
+    assert!(r.complete());
+    assert_eq!(r.victims.len(), 1, "{:?}", r.victims);
+    assert_eq!(r.scanners.len(), 2, "{:?}", r.scanners);
+    // The next epoch starts empty.
+    p.end_epoch(&mut r);
+    assert_eq!((r.epoch, r.scanners.len(), r.victims.len()), (1, 0, 0));
+    assert_eq!(r.pairs.value, 0.0);
+}
+
+#[test]
+fn a_threshold_in_the_noise_is_flagged() {
+    let mut r = ParticipantsReport::<8>::new();
+    // 7 000 pairs in the device's 4 096 registers per sketch: 5 % (350) spans
+    // about 8 standard errors.
+    let mut p = Box::new(DeviceParticipants::new(config((5, 100))));
+    for k in stream() {
+        p.observe(&k);
+    }
+    p.end_epoch(&mut r);
+    assert!(!r.noisy(), "{r:?}");
+    assert!(r.threshold > 6.0 * r.threshold_sigma, "{r:?}");
+    // The same pairs in 512 registers, at 1 % (70): a few standard errors.
+    let mut p = Box::new(Small::new(config((1, 100))));
+    for k in stream() {
+        p.observe(&k);
+    }
+    p.end_epoch(&mut r);
+    assert!(r.noisy(), "{r:?}");
+    assert!(r.threshold < 2.0 * r.threshold_sigma, "{r:?}");
+}
+
+#[test]
+fn repeats_and_order_change_nothing() {
+    let keys = stream();
+    let mut all = Box::new(Small::new(config((1, 100))));
+    let mut once = Box::new(Small::new(config((1, 100))));
+    for k in &keys {
+        all.observe(k);
+    }
+    // Each distinct flow once, in reverse order: the same sketches, so a caller may
+    // feed only first frames.
+    let half = keys.len() / 2;
+    for k in keys.iter().take(half).rev() {
+        once.observe(k);
+    }
+    assert!(*all == *once);
+}
+
+#[test]
+fn digests_given_equal_digests_computed() {
+    let mut a = Box::new(Small::new(config((1, 100))));
+    let mut b = Box::new(Small::new(config((1, 100))));
+    for k in stream() {
+        a.observe(&k);
+        let (s, d) = (
+            b.address_digest(k.src_bytes()),
+            b.address_digest(k.dst_bytes()),
+        );
+        b.observe_digests(&k, s, d);
+    }
+    assert!(*a == *b);
+    assert_eq!(a.address_digest(&[1, 2, 3]), 0);
+}
+
+#[test]
+fn the_monitors_source_digest_is_the_participants() {
+    // What `FlowMonitor` finishes for its distinct-source sketch: the first output
+    // word of the HalfSipHash state after the source's words.
+    let p = Box::new(Small::new(config((1, 100))));
+    let key = loxo_core::HalfSipKey::new(ParticipantsConfig::HOST.seed);
+    for k in stream().iter().step_by(97) {
+        let (_, src) = k.hash_and_source(&key);
+        assert_eq!(src.finish_lo(), p.address_digest(k.src_bytes()));
+    }
+}
+
+#[test]
+fn a_full_list_says_how_many_were_left_out() {
+    let mut p = Box::new(Small::new(config((1, 100))));
+    // Six victims of 1 000 sources each, 2 rows in the report.
+    for v in 0..6u32 {
+        for s in 0..1000u32 {
+            p.observe(&FlowKey::v4(v4(s), v4(0xc000_0200 + v), 1, 80, 6));
+        }
+    }
+    let mut r = ParticipantsReport::<2>::new();
+    p.end_epoch(&mut r);
+    assert_eq!(r.victims.len(), 2);
+    assert_eq!(r.victims_left_out, 4);
+    assert!(!r.complete());
+    assert!(r.victims[0].spread.value >= r.victims[1].spread.value);
+}
+
+#[test]
+fn min_spread_keeps_a_quiet_epoch_empty() {
+    let keys = [
+        FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 6),
+        FlowKey::v4([10, 0, 0, 3], [10, 0, 0, 2], 1, 2, 6),
+    ];
+    let mut r = ParticipantsReport::<4>::new();
+    let mut p = Box::new(Small::new(config((1, 100))));
+    for k in &keys {
+        p.observe(k);
+    }
+    p.end_epoch(&mut r);
+    // Two pairs: the destination holds all of them, far above 1 %.
+    assert_eq!(r.victims.len(), 1);
+    let mut p = Box::new(Small::new(ParticipantsConfig {
+        min_spread: 10,
+        ..config((1, 100))
+    }));
+    for k in &keys {
+        p.observe(k);
+    }
+    p.end_epoch(&mut r);
+    assert_eq!(r.threshold, 10.0);
+    assert!(r.victims.is_empty() && r.scanners.is_empty());
+}
+
+#[test]
+fn display_names_the_role_and_bounds() {
+    let p = Participant {
+        role: Role::VerticalScan,
+        address: IpAddr::from([198, 51, 100, 2]),
+        target: Some(IpAddr::from([203, 0, 113, 10])),
+        spread: Estimate {
+            value: 4096.0,
+            sigma: 120.0,
+        },
+        lower: 3616.0,
+        upper: 4576.0,
+        sampled: 3,
+        saturated: false,
+    };
+    assert_eq!(
+        std::format!("{p}"),
+        "vertical 198.51.100.2 -> 203.0.113.10: ~4096 ± 120 ports [3616, 4576]"
+    );
+}
