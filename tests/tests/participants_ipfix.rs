@@ -88,35 +88,6 @@ fn capture(path: &Path) {
     }
 }
 
-/// The datagrams as a pcap of Ethernet/IPv4/UDP frames to `port`.
-fn datagrams_to_pcap(datagrams: &[Vec<u8>], port: u16, path: &Path) {
-    let mut w = PcapWriter::new(BufWriter::new(File::create(path).unwrap())).unwrap();
-    for (i, d) in datagrams.iter().enumerate() {
-        let udp_len = 8 + d.len();
-        let ip_len = 20 + udp_len;
-        let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00];
-        let mut ip = vec![0x45, 0];
-        ip.extend((ip_len as u16).to_be_bytes());
-        ip.extend((i as u16).to_be_bytes());
-        ip.extend([0x40, 0, 64, 17, 0, 0, 127, 0, 0, 1, 127, 0, 0, 1]);
-        let sum = ip
-            .chunks(2)
-            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-            .sum::<u32>();
-        let sum = !(((sum & 0xffff) + (sum >> 16)) as u16);
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
-        f.extend(ip);
-        f.extend(40_000u16.to_be_bytes());
-        f.extend(port.to_be_bytes());
-        f.extend((udp_len as u16).to_be_bytes());
-        f.extend([0, 0]);
-        f.extend(d);
-        let at = Duration::from_millis(i as u64);
-        w.write_packet(&PcapPacket::new(at, f.len() as u32, &f))
-            .unwrap();
-    }
-}
-
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -311,7 +282,7 @@ fn tshark_decodes_the_participants_loxo_top_exports() {
         "datagrams lost on loopback"
     );
     let pcap = dir.join("ipfix.pcap");
-    datagrams_to_pcap(&datagrams, port, &pcap);
+    loxo_cli::udp_pcap::write_udp_datagrams(&datagrams, port, &pcap).unwrap();
     let decode = format!("udp.port=={port},cflow");
     // Nothing malformed, no expert info of any severity (Wireshark's IPFIX sequence
     // analysis included: it counts every data record).

@@ -15,3 +15,4 @@ pub mod sketch;
 pub mod theta;
 pub mod theta_ds;
 pub mod trace;
+pub mod udp_pcap;

@@ -13,15 +13,12 @@
 mod capture_util;
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::BufWriter;
 use std::net::{IpAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use capture_util::{dir, ethernet_pcap, frames, stderr, whole, SEED};
-use pcap_file::pcap::{PcapPacket, PcapWriter};
 
 /// One flow as a collector lists it: (source, destination, source port, destination
 /// port, protocol) → (packets, bytes).
@@ -284,38 +281,6 @@ fn nfdump_lists_the_elephants_loxo_top_exports() {
     }
 }
 
-/// The datagrams sent to a local socket, as a pcap of Ethernet/IPv4/UDP frames.
-fn datagrams_to_pcap(datagrams: &[Vec<u8>], port: u16, path: &Path) {
-    let mut w = PcapWriter::new(BufWriter::new(File::create(path).unwrap())).unwrap();
-    for (i, d) in datagrams.iter().enumerate() {
-        let udp_len = 8 + d.len();
-        let ip_len = 20 + udp_len;
-        let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00];
-        let mut ip = vec![0x45, 0];
-        ip.extend((ip_len as u16).to_be_bytes());
-        ip.extend((i as u16).to_be_bytes());
-        ip.extend([0x40, 0, 64, 17, 0, 0, 127, 0, 0, 1, 127, 0, 0, 1]);
-        let sum = ip
-            .chunks(2)
-            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-            .sum::<u32>();
-        let sum = !(((sum & 0xffff) + (sum >> 16)) as u16);
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
-        f.extend(ip);
-        f.extend(40_000u16.to_be_bytes());
-        f.extend(port.to_be_bytes());
-        f.extend((udp_len as u16).to_be_bytes());
-        f.extend([0, 0]); // no UDP checksum (IPv4)
-        f.extend(d);
-        w.write_packet(&PcapPacket::new(
-            Duration::from_millis(i as u64),
-            f.len() as u32,
-            &f,
-        ))
-        .unwrap();
-    }
-}
-
 /// Parses `tshark -V`'s cflow records ("Flow N" blocks).
 fn tshark_flows(text: &str) -> Listing {
     let mut l = Listing::new();
@@ -397,7 +362,7 @@ fn tshark_decodes_every_message() {
     assert_eq!(datagrams.len() as u64, sent, "datagrams lost on loopback");
     assert!(datagrams.iter().all(|d| d.len() <= 1472));
     let pcap = d.join("ipfix.pcap");
-    datagrams_to_pcap(&datagrams, port, &pcap);
+    loxo_cli::udp_pcap::write_udp_datagrams(&datagrams, port, &pcap).unwrap();
     let decode = format!("udp.port=={port},cflow");
     // Nothing malformed, no expert info of any severity (Wireshark's IPFIX sequence
     // analysis included).

@@ -59,33 +59,29 @@ fn absorb<const C: usize>(v: &mut [u32; 4], m: u32) {
     v[0] ^= m;
 }
 
-/// Absorbs the last word `b` (the tail and the length byte) and finalizes both
-/// output words: `C + 2·D` rounds.
+/// Absorbs the last word `b` (the tail and the length byte) and runs the first
+/// finalization: `C + D` rounds. Returns the first output word; `v` is left where the
+/// second output word's finalization starts.
 #[inline(always)]
-fn finish<const C: usize, const D: usize>(mut v: [u32; 4], b: u32) -> u64 {
-    absorb::<C>(&mut v, b);
+fn first_word<const C: usize, const D: usize>(v: &mut [u32; 4], b: u32) -> u32 {
+    absorb::<C>(v, b);
     v[2] ^= 0xee;
     for _ in 0..D {
-        round(&mut v);
+        round(v);
     }
-    let lo = v[1] ^ v[3];
+    v[1] ^ v[3]
+}
+
+/// Absorbs the last word `b` and finalizes both output words: `C + 2·D` rounds.
+#[inline(always)]
+fn finish<const C: usize, const D: usize>(mut v: [u32; 4], b: u32) -> u64 {
+    let lo = first_word::<C, D>(&mut v, b);
     v[1] ^= 0xdd;
     for _ in 0..D {
         round(&mut v);
     }
     let hi = v[1] ^ v[3];
     u64::from(lo) | u64::from(hi) << 32
-}
-
-/// The first of [`finish`]'s two output words alone: `C + D` rounds.
-#[inline(always)]
-fn finish_lo<const C: usize, const D: usize>(mut v: [u32; 4], b: u32) -> u32 {
-    absorb::<C>(&mut v, b);
-    v[2] ^= 0xee;
-    for _ in 0..D {
-        round(&mut v);
-    }
-    v[1] ^ v[3]
 }
 
 /// The last word of a message of `len` bytes whose last `tail_len` (≤ 3) bytes are
@@ -277,7 +273,8 @@ impl HalfSipPrefix {
     #[inline(always)]
     #[must_use]
     pub fn finish_lo(self) -> u32 {
-        finish_lo::<1, 3>(self.v, last_word(self.len, 0, 0))
+        let mut v = self.v;
+        first_word::<1, 3>(&mut v, last_word(self.len, 0, 0))
     }
 }
 
