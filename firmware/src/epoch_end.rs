@@ -37,6 +37,9 @@ use crate::{EpochReport, Link, Monitor, Totals, CANDIDATES, SEED};
 /// a dense frame, `Hll::encode_dense_unsealed_into` — the register bytes as they are.)
 static mut SNAP_TOP: SpaceSaving<FlowKey, CANDIDATES> = SpaceSaving::new();
 
+/// Most datagram pumps at a close waiting for the last epoch's sketch datagrams.
+const CLOSE_PUMPS: u32 = 4_096;
+
 /// What the NIC side of a slice needs.
 pub(crate) struct Io<'a> {
     pub(crate) nic: &'a mut Lan9118<Mmio>,
@@ -183,6 +186,22 @@ impl Closing {
             );
             self.finish(report, export, io, totals);
         }
+        // The sketch buffer is about to take this epoch's frames: the last epoch's
+        // sketch datagrams still queued (its export could not be spread: frames came
+        // faster than the slices' budget, e.g. a flood at line rate) are sent first,
+        // never dropped. Bounded: without a collector's ARP answer they would wait
+        // forever (the warning says so, and `loxo collect` counts the loss).
+        let mut pumps = 0;
+        while io.net.busy() && pumps < CLOSE_PUMPS {
+            io.net.pump(io.nic, io.ticks);
+            pumps += 1;
+        }
+        if io.net.busy() {
+            defmt::warn!(
+                "sketch datagrams of epoch {=u32} not sent before the next close",
+                self.epoch
+            );
+        }
         let t0 = io.ticks.now();
         // The distinct-flow sketch goes straight into the sketch buffer as a dense
         // frame (a 12 KiB copy; its CRC is a slice of its own), the candidates into
@@ -210,6 +229,15 @@ impl Closing {
         let dt = Ticks::elapsed(t0, io.ticks.now());
         self.costs.atomic_max = self.costs.atomic_max.max(dt);
         self.costs.epoch_ticks = u64::from(dt);
+    }
+
+    /// Whether the export (its steps, or its datagrams: `net_busy`) is still pending
+    /// half an epoch after the close (`frames`: the run's frame count): the slices
+    /// then run whatever the line-rate model says, so that it is out before the next
+    /// close must overwrite the sketch buffer.
+    pub(crate) fn overdue(&self, frames: u64, net_busy: bool) -> bool {
+        (self.step != Step::Idle || net_busy)
+            && frames.saturating_sub(self.closed_at) > u64::from(crate::EPOCH_FRAMES / 2)
     }
 
     /// Runs one slice of the pending export: the next step, or one sketch datagram

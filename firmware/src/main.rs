@@ -274,6 +274,17 @@ fn main() -> ! {
                 }
                 Some(c) if c.op == loxo_control::OP_END => {
                     totals.control += 1;
+                    // The last full epoch's export, if still pending (a short last
+                    // epoch leaves it no time), goes out first: no traffic follows
+                    // END, so `flush` may read the frames its datagrams need (ARP).
+                    let mut io = Io {
+                        nic: &mut nic,
+                        net: &mut net,
+                        link: &link,
+                        ticks: &ticks,
+                    };
+                    closing.finish(report, &mut export, &mut io, &mut totals);
+                    flush(&mut nic, &mut net, &ticks, buf);
                     // The last, partial epoch, its export sent before the verdict.
                     let mut io = Io {
                         nic: &mut nic,
@@ -314,8 +325,13 @@ fn main() -> ! {
         if epoch_over {
             // What must see the closed epoch before the next frame: snapshots, report.
             closing.close(monitor, report, &mut export, &mut io, &mut totals, &mut led);
-        } else if model.lag_now(ticks.now()) <= SLICE_LAG {
-            // The rest of the export, a slice at a time while the FIFO is nearly empty.
+        } else if model.lag_now(ticks.now()) <= SLICE_LAG
+            || closing.overdue(u64::from(totals.frames), io.net.busy())
+        {
+            // The rest of the export, a slice at a time while the FIFO is nearly empty
+            // — or, past half an epoch with the export still pending (frames never
+            // left the slices room: a flood at line rate), anyway: the RX FIFO may
+            // then overflow (counted by the NIC), but the export is never dropped.
             closing.slice(report, &mut export, &mut io, &mut totals);
         }
     }

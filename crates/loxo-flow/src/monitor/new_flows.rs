@@ -431,7 +431,8 @@ impl NewFlows {
     /// as `fill` says): the filter's followed rate, the count, the sampling level.
     #[inline(never)]
     fn first_frame(&mut self, h: KeyHash, level: u8, fill: WordFill) {
-        let sampling = self.level.max(self.before_level);
+        // `max(level, before_level)`, kept by `set_level` and `end_epoch`.
+        let sampling = self.sampling;
         self.taken = self.taken.saturating_add(1);
         let sum_before = self.rate_sum;
         // The sum holds `word_rate(fill.before)` as one of its terms, and the total
@@ -448,21 +449,27 @@ impl NewFlows {
         if self.rate_sum > self.next_trigger && self.level < MAX_LEVEL {
             self.set_level(self.level + 1);
         }
-        if self.level < self.plan && self.taken > NEW_FLOW_CAPACITY {
-            // Past the design load after an epoch the filter could not hold: file
-            // from the planned level on (see `plan`), so that the filter ends this
-            // epoch holding mostly flows of the level the next epoch counts, at a
-            // low false-positive rate.
-            self.set_level(self.plan);
+        // The level only rises within an epoch, so the plan needs applying once: at
+        // the flow that takes the filter past its design load.
+        if self.taken == NEW_FLOW_CAPACITY + 1 {
+            self.overloaded = true;
+            if self.level < self.plan {
+                // Past the design load after an epoch the filter could not hold: file
+                // from the planned level on (see `plan`), so that the filter ends this
+                // epoch holding mostly flows of the level the next epoch counts, at a
+                // low false-positive rate.
+                self.set_level(self.plan);
+            }
         }
-        self.sampling = self.level.max(self.before_level);
-        self.overloaded = self.taken > NEW_FLOW_CAPACITY || self.level > 0;
     }
 
-    /// This epoch's sampling level, and the rate at which it rises next.
+    /// This epoch's sampling level, the rate at which it rises next, and what
+    /// follows from it (`sampling`, `overloaded`).
     fn set_level(&mut self, level: u8) {
         self.level = level;
         self.next_trigger = trigger(level);
+        self.sampling = level.max(self.before_level);
+        self.overloaded = self.taken > NEW_FLOW_CAPACITY || level > 0;
     }
 
     /// Adds a sampled flow's weight `w_A = 2^s/(1 − p_A)`, `p_A = sum_seen/FULL` the
@@ -564,8 +571,6 @@ impl NewFlows {
         // load after a flood keeps exact first frames. `observe` jumps to the planned
         // level once this one is past the design load.
         self.set_level(0);
-        self.sampling = self.before_level;
-        self.overloaded = false;
         self.salt = self.salt.rotate_left(32);
     }
 
