@@ -231,13 +231,14 @@ impl Closing {
         self.costs.epoch_ticks = u64::from(dt);
     }
 
-    /// Whether the export (its steps, or its datagrams: `net_busy`) is still pending
+    /// Whether the export (its steps, or its datagrams in `net`) is still pending
     /// half an epoch after the close (`frames`: the run's frame count): the slices
     /// then run whatever the line-rate model says, so that it is out before the next
     /// close must overwrite the sketch buffer.
-    pub(crate) fn overdue(&self, frames: u64, net_busy: bool) -> bool {
-        (self.step != Step::Idle || net_busy)
-            && frames.saturating_sub(self.closed_at) > u64::from(crate::EPOCH_FRAMES / 2)
+    pub(crate) fn overdue(&self, frames: u64, net: &Net) -> bool {
+        // The frame count first: the datagram queue is asked only past half an epoch.
+        frames.saturating_sub(self.closed_at) > u64::from(crate::EPOCH_FRAMES / 2)
+            && (self.step != Step::Idle || net.busy())
     }
 
     /// Runs one slice of the pending export: the next step, or one sketch datagram

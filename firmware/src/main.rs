@@ -326,7 +326,7 @@ fn main() -> ! {
             // What must see the closed epoch before the next frame: snapshots, report.
             closing.close(monitor, report, &mut export, &mut io, &mut totals, &mut led);
         } else if model.lag_now(ticks.now()) <= SLICE_LAG
-            || closing.overdue(u64::from(totals.frames), io.net.busy())
+            || closing.overdue(u64::from(totals.frames), io.net)
         {
             // The rest of the export, a slice at a time while the FIFO is nearly empty
             // — or, past half an epoch with the export still pending (frames never
