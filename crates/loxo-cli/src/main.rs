@@ -44,6 +44,8 @@ enum Command {
     Export(export::Args),
     /// Receive the devices' per-epoch sketches over UDP and merge them fleet-wide.
     Collect(loxo_cli::collect::Args),
+    /// Print the fleet's figures stored in a Redis Cluster by several `loxo collect --redis-cluster`.
+    Fleet(loxo_cli::collect::FleetArgs),
     /// Build a binary fuse filter (static blocklist) from addresses and prefixes.
     BuildFilter(build_filter::Args),
     /// Build a Theta sketch (distinct keys, for set operations) from addresses and prefixes.
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Merge(a) => merge::run(a),
         Command::Export(a) => export::run(a),
         Command::Collect(a) => loxo_cli::collect::run(a),
+        Command::Fleet(a) => loxo_cli::collect::cluster_read::run(a),
         Command::BuildFilter(a) => build_filter::run(a),
         Command::Setop(a) => setop::run(a),
         Command::BuildTheta(a) => build_theta::run(a),

@@ -135,6 +135,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cluster;
+pub mod cluster_read;
 mod fleet;
 mod limits;
 mod out_dir;
@@ -162,6 +164,8 @@ use loxo_flow::FlowKey;
 use crate::resp::Client;
 use output::Output;
 
+pub use cluster::ClusterSink;
+pub use cluster_read::{ClusterEpoch, FleetArgs};
 pub use fleet::{combine_top, decode_topk, DeviceFrame, DeviceTop, EpochSummary, FleetEntry};
 pub use limits::{
     ErrorKind, Limits, COLLECTOR_BYTES, DEVICE_BYTES, DEVICE_EPOCH_BYTES, EPOCH_BYTES,
@@ -224,6 +228,15 @@ pub struct Args {
     /// `PFMERGE` each epoch's fleet HLL into `loxo:flows:epoch:<n>` on this Redis.
     #[arg(long, value_name = "HOST:PORT")]
     pub redis: Option<String>,
+    /// Share the fleet with other collectors in this Redis Cluster (`host:port` of
+    /// any of its nodes, comma-separated): every frame decoded is stored there, flows
+    /// `PFMERGE`d into `loxo:{fleet:<n>}:flows`; `loxo fleet` reads the fleet back.
+    /// Needs `--seed-fingerprint`.
+    #[arg(long, value_name = "HOST:PORT,...", value_delimiter = ',')]
+    pub redis_cluster: Vec<String>,
+    /// Seconds an epoch's keys live in the Redis Cluster after its last frame came.
+    #[arg(long, value_name = "SECS", default_value_t = cluster::DEFAULT_TTL)]
+    pub redis_ttl: u64,
     /// Stop after this many closed epochs (every device seen delivered or lost both
     /// its frames).
     #[arg(long, value_name = "N")]
@@ -329,13 +342,25 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         max_bytes: usize::try_from(a.max_memory).unwrap_or(usize::MAX),
         ..Limits::default()
     });
-    if a.out.is_some() {
+    let shared = !a.redis_cluster.is_empty();
+    if a.out.is_some() || shared {
         c = c.with_frame_output();
     }
-    if let Some(hex) = &a.seed_fingerprint {
-        let fp = u64::from_str_radix(hex.trim_start_matches("0x"), 16)
-            .with_context(|| format!("--seed-fingerprint {hex}: not a hexadecimal u64"))?;
+    let fingerprint = a
+        .seed_fingerprint
+        .as_deref()
+        .map(|hex| cluster::parse_fingerprint(hex).context("--seed-fingerprint"))
+        .transpose()?;
+    if let Some(fp) = fingerprint {
         c = c.with_fingerprint(fp);
+    }
+    let mut sink = None;
+    if shared {
+        let Some(fp) = fingerprint else {
+            bail!("--redis-cluster needs --seed-fingerprint: the collectors of a fleet must agree on it before any datagram comes")
+        };
+        c = c.shared();
+        sink = Some(ClusterSink::connect(&a.redis_cluster, fp, a.redis_ttl)?);
     }
     let timeout = match a.timeout {
         Some(t) if !(t > 0.0 && t.is_finite()) => {
@@ -359,6 +384,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let mut out = Output {
         dir: a.out.as_deref().map(|d| OutDir::new(d, a.out_max_bytes)),
         redis: redis.as_mut(),
+        cluster: sink.as_mut(),
         top: a.top,
     };
     let eof = a.stop_on_eof.then(stdin_eof);
@@ -401,6 +427,10 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     rx.count_drops(&mut c, granted);
     c.finish();
     out.flush(&mut c);
+    if let Some(s) = &sink {
+        let (stored, merged) = s.counts();
+        println!("redis cluster: {stored} frames stored, {merged} flows frames PFMERGEd");
+    }
     summary(&c)
 }
 

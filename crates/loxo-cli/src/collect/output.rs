@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 
+use super::cluster::{store_frame, ClusterSink};
 use super::redis::export_redis;
 use super::{Collector, EpochSummary, ErrorKind, OutDir};
 use crate::resp::Client;
@@ -12,6 +13,7 @@ use crate::resp::Client;
 pub(super) struct Output<'a> {
     pub(super) dir: Option<OutDir>,
     pub(super) redis: Option<&'a mut Client>,
+    pub(super) cluster: Option<&'a mut ClusterSink>,
     pub(super) top: usize,
 }
 
@@ -22,6 +24,11 @@ impl Output<'_> {
         for f in c.take_frames() {
             let name = format!("device-{}.{}.loxo", f.device, f.stream.name());
             self.write(c, f.epoch, &name, &f.bytes);
+            if let Some(sink) = self.cluster.as_deref_mut() {
+                if let Err((kind, msg)) = store_frame(sink, &f) {
+                    c.fail(kind, msg);
+                }
+            }
         }
         for s in c.take_finalized() {
             print!("{}", describe(&s, self.top));

@@ -124,6 +124,8 @@ pub struct Collector {
     /// Bytes held outside the open epochs: devices, finalized epochs not yet taken,
     /// frames for output, messages.
     held: usize,
+    /// One of several collectors of the fleet ([`shared`](Self::shared)).
+    shared: bool,
 }
 
 impl Collector {
@@ -146,7 +148,20 @@ impl Collector {
             datagrams: 0,
             discarded: 0,
             held: COLLECTOR_BYTES,
+            shared: false,
         }
+    }
+
+    /// One of several collectors sharing the fleet (`--redis-cluster`): a device's
+    /// frames may go to any of them, so a frame this one never received is not an
+    /// error here (the fleet's reader checks that some collector stored it), nor is an
+    /// epoch of which no datagram came here. A frame of which some chunks came, but
+    /// not all, is still counted as incomplete. An epoch closes once every frame begun
+    /// here is complete or dropped.
+    #[must_use]
+    pub const fn shared(mut self) -> Self {
+        self.shared = true;
+        self
     }
 
     /// Fixes the fleet's seed fingerprint instead of taking the first one decoded.
@@ -534,6 +549,9 @@ impl Collector {
         let Some(e) = self.epochs.get(&epoch) else {
             return false;
         };
+        if self.shared {
+            return e.slots.values().all(Slot::is_final);
+        }
         if self.expected(epoch).count() < self.limits.min_devices {
             return false;
         }
@@ -682,6 +700,7 @@ impl Collector {
         for d in expected {
             for s in [Stream::Flows, Stream::TopK] {
                 let msg = match e.slots.get(&(d, s)) {
+                    None if self.shared => continue,
                     None => "not received".to_owned(),
                     Some(Slot::Partial { total, buf }) => {
                         format!("incomplete ({} of {total} bytes)", buf.len())
@@ -745,6 +764,9 @@ impl Collector {
     /// order, and a datagram of an epoch older than a finalized one is late), so each
     /// device seen at or before one of them lost its two frames of it.
     fn count_lost_epochs(&mut self, before: u32, epoch: u32) {
+        if self.shared {
+            return;
+        }
         let (Some(from), Some(to)) = (before.checked_add(1), epoch.checked_sub(1)) else {
             return;
         };

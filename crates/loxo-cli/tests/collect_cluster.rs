@@ -1,0 +1,284 @@
+//! `loxo collect` scaled out on a real Redis Cluster: three `redis-server` masters in
+//! cluster mode (joined by `redis-cli --cluster create`, no replicas), three
+//! `loxo collect --redis-cluster` processes, each given a different node, and three
+//! devices (`FlowMonitor`s over generated traffic) plus a fourth with another seed,
+//! over epochs 1–3 (whose hash tags `{fleet:1}`, `{fleet:2}`, `{fleet:3}` fall in
+//! slots 4412, 8543 and 12670: one per master). A device's frames are spread over
+//! the collectors: frame `(device d, epoch e, stream s)` goes to collector
+//! `(d + e + s) mod 3`, so each device's flows and top-k of an epoch reach different
+//! collectors, and every collector gets every device's frames in some epoch. One
+//! frame is sent a second time, to another collector.
+//!
+//! Checked: `loxo fleet` prints, for each epoch, exactly the text one `loxo collect`
+//! prints when it receives every datagram (same fleet distinct flows, same top flows
+//! with the same bounds, same frames not merged); the `PFMERGE`d HyperLogLog of each
+//! epoch has the registers of the devices' merged HLLs and the `PFCOUNT` of
+//! `RedisHll::from_hll` of it; every master holds one epoch's keys; the frame sent
+//! twice is counted as a duplicate (by the single collector too) and not merged
+//! twice; the wrong-seed frames are counted by whichever collector got them.
+//!
+//! A frame's chunks must reach one collector (reassembly is per collector): what a
+//! device does when it sends a frame from one socket to one address.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::UdpSocket;
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use loxo_cli::collect::cluster::flows_key;
+use loxo_cli::collect::{datagrams, KEY_WIRE_LEN};
+use loxo_cli::trace::{generate_with_truth, Popularity, TraceConfig};
+use loxo_control::datagram::Stream;
+use loxo_core::Seed;
+use loxo_flow::{Config, FlowMonitor};
+use loxo_hll::Hll;
+use loxo_interop::redis::RedisHll;
+use loxo_tests::redis::RedisCluster;
+
+const FLEET: Seed = Seed::new(0xc1_057e, 0x5eed);
+const ROGUE: Seed = Seed::new(0xbad, 0x5eed);
+const EPOCHS: [u32; 3] = [1, 2, 3];
+/// Devices 1–3 of the fleet, device 4 with another seed.
+const DEVICES: [u32; 4] = [1, 2, 3, 4];
+
+/// A device's epoch: its flows and top-k frames, and its HLL.
+struct Sent {
+    flows: Vec<u8>,
+    topk: Vec<u8>,
+    hll: Box<Hll<14>>,
+}
+
+fn device_epoch(device: u32, epoch: u32) -> Sent {
+    let seed = if device == 4 { ROGUE } else { FLEET };
+    let mut m = Box::new(FlowMonitor::new(Config {
+        seed,
+        ..Config::default()
+    }));
+    let cfg = TraceConfig {
+        packets: 3_000 + 1_000 * u64::from(device),
+        flows: 4_000,
+        popularity: Popularity::Zipf(1.0),
+        // Devices 1 and 3 (and 2 and 4) see the same flows, in different numbers.
+        seed: u64::from(100 * epoch + device % 2),
+        ..TraceConfig::default()
+    };
+    generate_with_truth(&cfg, |f, _| {
+        m.feed(f);
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    let mut flows = vec![0u8; m.flows().encoded_len()];
+    let n = m.flows().encode_into(&mut flows).unwrap();
+    flows.truncate(n);
+    let mut topk = vec![0u8; m.top().encoded_len::<KEY_WIRE_LEN>()];
+    let n = m
+        .top()
+        .encode_into::<KEY_WIRE_LEN>(&seed, &mut topk)
+        .unwrap();
+    topk.truncate(n);
+    Sent {
+        flows,
+        topk,
+        hll: Box::new(m.flows().clone()),
+    }
+}
+
+/// `loxo collect --listen 127.0.0.1:0 ARGS…`: the child, its address, its stderr.
+fn spawn(args: &[String]) -> (Child, String, JoinHandle<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args(["collect", "--listen", "127.0.0.1:0", "--timeout", "30"])
+        .args([
+            "--seed-fingerprint",
+            &format!("{:016x}", FLEET.fingerprint()),
+        ])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run loxo collect");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("loxo collect: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).unwrap();
+        s
+    });
+    (child, addr, rest)
+}
+
+/// Closes the collector's stdin (it stops 100 ms after its last datagram) and returns
+/// its stdout, with its stderr for messages.
+fn finish(mut child: Child, rest: JoinHandle<String>) -> (bool, String, String) {
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.success(), stdout, rest.join().unwrap())
+}
+
+/// Sends paced (a collector's default socket buffer holds about a hundred datagrams).
+fn send(socket: &UdpSocket, addr: &str, datagrams: &[Vec<u8>]) {
+    for d in datagrams {
+        socket.send_to(d, addr).unwrap();
+        std::thread::sleep(Duration::from_micros(300));
+    }
+}
+
+/// Epoch `epoch`'s block of `describe`d text in a collector's stdout (its line
+/// `epoch N: …` and the indented lines after it, `  redis:` lines left out).
+fn block(stdout: &str, epoch: u32) -> String {
+    let head = format!("epoch {epoch}: ");
+    let mut lines = stdout.lines().skip_while(|l| !l.starts_with(&head));
+    let mut out = String::new();
+    if let Some(first) = lines.next() {
+        out.push_str(first);
+        out.push('\n');
+    }
+    for l in lines.take_while(|l| l.starts_with("  ")) {
+        if !l.starts_with("  redis:") {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The number before `what` in `text` (`"3 seed mismatch"` → 3), 0 if absent.
+fn count_before(text: &str, what: &str) -> u64 {
+    text.find(what)
+        .and_then(|i| text[..i].trim_end().rsplit([' ', ':', ',']).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn three_collectors_on_a_redis_cluster_answer_as_one() {
+    let Some(cluster) = RedisCluster::start(3) else {
+        return;
+    };
+    let nodes = cluster.addrs();
+    let sent: Vec<Vec<Sent>> = EPOCHS
+        .iter()
+        .map(|&e| DEVICES.iter().map(|&d| device_epoch(d, e)).collect())
+        .collect();
+    let frame = |e: usize, d: usize, s: Stream| {
+        let x = &sent[e][d];
+        let bytes = if s == Stream::Flows {
+            &x.flows
+        } else {
+            &x.topk
+        };
+        datagrams(s, DEVICES[d], EPOCHS[e], bytes)
+    };
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+
+    // One collector that receives every datagram: the reference.
+    let (child, addr, rest) = spawn(&["--stop-on-eof".into()]);
+    for e in 0..EPOCHS.len() {
+        for d in 0..DEVICES.len() {
+            for s in [Stream::Flows, Stream::TopK] {
+                send(&socket, &addr, &frame(e, d, s));
+                // The duplicate: device 1's epoch-1 flows frame once more, at once
+                // (later, the epoch could be finalized: a late datagram).
+                if (e, d, s) == (0, 0, Stream::Flows) {
+                    send(&socket, &addr, &frame(e, d, s));
+                }
+            }
+        }
+    }
+    let (_, one, one_err) = finish(child, rest);
+    let ctx1 = format!("one collector:\n{one}\n{one_err}");
+    // 3 epochs × device 4's 2 frames; the duplicate's chunks.
+    assert_eq!(count_before(&one, "seed mismatch"), 6, "{ctx1}");
+    assert!(count_before(&one, "frame received twice") >= 1, "{ctx1}");
+
+    // Three collectors sharing the cluster, each told of a different node.
+    let collectors: Vec<_> = nodes
+        .iter()
+        .map(|n| spawn(&["--stop-on-eof".into(), "--redis-cluster".into(), n.clone()]))
+        .collect();
+    let mut to = [0usize; 3];
+    for e in 0..EPOCHS.len() {
+        for d in 0..DEVICES.len() {
+            for (i, s) in [Stream::Flows, Stream::TopK].into_iter().enumerate() {
+                let c = (DEVICES[d] as usize + EPOCHS[e] as usize + i) % 3;
+                let dg = frame(e, d, s);
+                to[c] += dg.len();
+                send(&socket, &collectors[c].1, &dg);
+                // The duplicate, to the next collector.
+                if (e, d, s) == (0, 0, Stream::Flows) {
+                    to[(c + 1) % 3] += dg.len();
+                    send(&socket, &collectors[(c + 1) % 3].1, &dg);
+                }
+            }
+        }
+    }
+    let (mut seed_errors, mut duplicates, mut stored) = (0, 0, 0);
+    let mut all = String::new();
+    for (i, (child, _, rest)) in collectors.into_iter().enumerate() {
+        let (_, out, err) = finish(child, rest);
+        let ctx = format!("collector {i}:\n{out}\n{err}");
+        assert!(
+            out.contains(&format!("{} datagrams (0 chunks", to[i])),
+            "{ctx}"
+        );
+        seed_errors += count_before(&out, "seed mismatch");
+        duplicates += count_before(&out, "frame received twice");
+        stored += count_before(&out, "frames stored");
+        // Nothing else is an error: no frame "incomplete" for going elsewhere.
+        let errors = count_before(&out, "errors");
+        assert_eq!(
+            errors,
+            count_before(&out, "seed mismatch") + count_before(&out, "frame received twice"),
+            "{ctx}"
+        );
+        all.push_str(&ctx);
+    }
+    assert_eq!(seed_errors, 6, "{all}");
+    assert_eq!(duplicates, 1, "{all}");
+    assert_eq!(stored, 24, "{all}");
+
+    // The fleet read back through yet another entry point: the third node.
+    let o = Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args(["fleet", "--redis-cluster", &nodes[2], "--devices", "4"])
+        .output()
+        .unwrap();
+    let fleet = String::from_utf8_lossy(&o.stdout).into_owned();
+    let ctx = format!(
+        "loxo fleet:\n{fleet}\n{}\n{ctx1}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{ctx}");
+    for (e, &epoch) in EPOCHS.iter().enumerate() {
+        let want = block(&one, epoch);
+        assert!(want.contains("fleet top flows (devices 1, 2, 3;"), "{ctx}");
+        assert!(want.contains("device 4 flows: seed fingerprint"), "{ctx}");
+        assert!(want.contains("on 2 device(s)"), "{ctx}");
+        assert_eq!(block(&fleet, epoch), want, "epoch {epoch}\n{ctx}");
+        let mut merged = sent[e][0].hll.clone();
+        merged.merge(&sent[e][1].hll).unwrap();
+        merged.merge(&sent[e][2].hll).unwrap();
+        let count = RedisHll::from_hll(&merged).count();
+        assert!(
+            fleet.contains(&format!(
+                "  redis: PFCOUNT {} {count} (its registers equal the merged flows frames')",
+                flows_key(epoch)
+            )),
+            "epoch {epoch}\n{ctx}"
+        );
+    }
+    // One epoch per master: each node holds keys (and only its own slots').
+    for port in cluster.ports() {
+        let keys = cluster.cli(port, &["DBSIZE"]);
+        let n: u64 = keys.trim().parse().unwrap_or(0);
+        assert!(n >= 2, "node {port}: DBSIZE {keys:?}");
+    }
+}
