@@ -218,14 +218,14 @@ impl RedisCluster {
         self.nodes.iter().map(RedisServer::addr).collect()
     }
 
-    /// `redis-cli -p PORT ARGS…` (one node, no redirection): its standard output.
+    /// `redis-cli -c -p PORT ARGS…` (redirections followed): its standard output.
     ///
     /// # Panics
     /// If `redis-cli` cannot run.
     #[must_use]
     pub fn cli(&self, port: u16, args: &[&str]) -> String {
         let o = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-c", "-h", "127.0.0.1", "-p", &port.to_string()])
             .args(args)
             .stdin(Stdio::null())
             .output()

@@ -43,6 +43,7 @@ use loxo_core::wire::{Frame, SketchKind};
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::Value;
 
+use super::cluster_relay::RelayCounts;
 use super::{redis_hyll, ErrorKind, ReceivedFrame};
 use crate::sketch::AnyHll;
 
@@ -146,9 +147,11 @@ pub fn stored_fingerprint(c: &mut ClusterConnection) -> anyhow::Result<Option<u6
 
 /// A collector's connection to the cluster, for the frames it decodes.
 pub struct ClusterSink {
-    conn: ClusterConnection,
+    pub(super) conn: ClusterConnection,
     fingerprint: u64,
-    ttl: u64,
+    pub(super) ttl: u64,
+    /// What [`push`](Self::push) did.
+    pub(super) relay: RelayCounts,
     /// Frames stored, and flows frames `PFMERGE`d.
     stored: u64,
     merged: u64,
@@ -206,6 +209,7 @@ impl ClusterSink {
             ttl,
             stored: 0,
             merged: 0,
+            relay: RelayCounts::default(),
         })
     }
 

@@ -21,6 +21,7 @@ use loxo_interop::redis::RedisHll;
 use redis::cluster::ClusterConnection;
 
 use super::cluster::{self, flows_key, frames_key, EPOCHS_KEY, FINGERPRINT_KEY};
+use super::cluster_relay::partial_key;
 use super::describe;
 use super::fleet::{combine_frames, decode_topk, DeviceFrame, EpochSummary};
 use crate::sketch::AnyHll;
@@ -40,6 +41,9 @@ pub struct ClusterEpoch {
     pub missing: Vec<(u32, Stream)>,
     /// Stored frames that do not decode (not merged), with the reason.
     pub bad: Vec<String>,
+    /// Frames split over collectors of which some chunks never came: the chunk hash
+    /// and the bytes gathered ([`cluster_relay`](super::cluster_relay)).
+    pub incomplete: Vec<(String, u64)>,
 }
 
 /// The fleet's seed fingerprint and the epochs stored, oldest first.
@@ -91,6 +95,59 @@ pub fn read_epoch(
         })?;
         stored.insert(key, v);
     }
+    let (summary, bad) = summarize(epoch, fingerprint, &stored);
+    let mut missing = Vec::new();
+    let devices: Vec<u32> = {
+        let mut d: Vec<u32> = stored.keys().map(|k| k.0).collect();
+        d.dedup();
+        d
+    };
+    for d in devices {
+        for st in [Stream::Flows, Stream::TopK] {
+            if !stored.contains_key(&(d, st)) {
+                missing.push((d, st));
+            }
+        }
+    }
+    let key = flows_key(epoch);
+    let hyll: Option<Vec<u8>> = redis::cmd("GET").arg(&key).query(c)?;
+    let pfcount = match &hyll {
+        Some(_) => Some(redis::cmd("PFCOUNT").arg(&key).query(c)?),
+        None => None,
+    };
+    let registers_equal = match (summary.flows.as_ref().and_then(|h| h.as_p14()), &hyll) {
+        (Some(ours), Some(theirs)) => {
+            let r = RedisHll::decode(theirs).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+            Some(r.as_hll().registers().eq(ours.registers()))
+        }
+        (Some(_), None) | (None, Some(_)) => Some(false),
+        (None, None) => None,
+    };
+    let open: Vec<String> = redis::cmd("SMEMBERS").arg(partial_key(epoch)).query(c)?;
+    let mut incomplete = Vec::new();
+    for k in open {
+        let have: Option<u64> = redis::cmd("HGET").arg(&k).arg("bytes").query(c)?;
+        if let Some(have) = have {
+            incomplete.push((k, have));
+        }
+    }
+    Ok(Some(ClusterEpoch {
+        summary,
+        pfcount,
+        registers_equal,
+        missing,
+        bad,
+        incomplete,
+    }))
+}
+
+/// The summary one collector makes of `stored` (frames by device and stream), and
+/// the stored frames that do not decode or merge.
+fn summarize(
+    epoch: u32,
+    fingerprint: u64,
+    stored: &BTreeMap<(u32, Stream), Vec<u8>>,
+) -> (EpochSummary, Vec<String>) {
     let mut s = EpochSummary {
         epoch,
         frames: Vec::new(),
@@ -103,7 +160,7 @@ pub fn read_epoch(
         unlisted_upper: 0,
     };
     let (mut bad, mut tops, mut listed) = (Vec::new(), Vec::new(), 0);
-    for (&(device, stream), bytes) in &stored {
+    for (&(device, stream), bytes) in stored {
         let what = format!("device {device} epoch {epoch} {}", stream.name());
         let decoded = match stream {
             Stream::Flows => AnyHll::decode(bytes)
@@ -149,41 +206,7 @@ pub fn read_epoch(
         });
     }
     (s.top, s.top_total, s.unlisted_upper) = combine_frames(tops.into_iter(), listed);
-    let mut missing = Vec::new();
-    let devices: Vec<u32> = {
-        let mut d: Vec<u32> = stored.keys().map(|k| k.0).collect();
-        d.dedup();
-        d
-    };
-    for d in devices {
-        for st in [Stream::Flows, Stream::TopK] {
-            if !stored.contains_key(&(d, st)) {
-                missing.push((d, st));
-            }
-        }
-    }
-    let key = flows_key(epoch);
-    let hyll: Option<Vec<u8>> = redis::cmd("GET").arg(&key).query(c)?;
-    let pfcount = match &hyll {
-        Some(_) => Some(redis::cmd("PFCOUNT").arg(&key).query(c)?),
-        None => None,
-    };
-    let registers_equal = match (s.flows.as_ref().and_then(|h| h.as_p14()), &hyll) {
-        (Some(ours), Some(theirs)) => {
-            let r = RedisHll::decode(theirs).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
-            Some(r.as_hll().registers().eq(ours.registers()))
-        }
-        (Some(_), None) => Some(false),
-        (None, Some(_)) => Some(false),
-        (None, None) => None,
-    };
-    Ok(Some(ClusterEpoch {
-        summary: s,
-        pfcount,
-        registers_equal,
-        missing,
-        bad,
-    }))
+    (s, bad)
 }
 
 /// Options of `loxo fleet`.
@@ -256,6 +279,10 @@ pub fn run(a: &FleetArgs) -> anyhow::Result<ExitCode> {
                 "  fleet: error: device {d} epoch {e} {}: stored by no collector",
                 s.name()
             );
+        }
+        for (k, have) in &r.incomplete {
+            problems += 1;
+            println!("  fleet: error: {k}: incomplete, {have} bytes of chunks gathered");
         }
         for m in &r.bad {
             problems += 1;

@@ -137,6 +137,7 @@
 
 pub mod cluster;
 pub mod cluster_read;
+pub mod cluster_relay;
 mod fleet;
 mod limits;
 mod out_dir;
@@ -397,7 +398,10 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         if let Some(d) = rx.next(poll)? {
             first = false;
             last = Instant::now();
-            c.push(&d);
+            match out.cluster.as_deref_mut() {
+                Some(sink) => sink.push(&mut c, &d),
+                None => c.push(&d),
+            }
         } else {
             if eof
                 .as_ref()
@@ -429,7 +433,11 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     out.flush(&mut c);
     if let Some(s) = &sink {
         let (stored, merged) = s.counts();
-        println!("redis cluster: {stored} frames stored, {merged} flows frames PFMERGEd");
+        let r = s.relay_counts();
+        println!(
+            "redis cluster: {stored} frames stored, {merged} flows frames PFMERGEd; {} chunks relayed, {} frames completed here",
+            r.relayed, r.completed
+        );
     }
     summary(&c)
 }

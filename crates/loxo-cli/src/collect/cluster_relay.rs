@@ -1,0 +1,141 @@
+//! The chunks of a frame split over several collectors (`--redis-cluster`): each
+//! chunk of a frame cut into more than one datagram is put into the cluster, and the
+//! collector whose chunk completes the frame takes them all back and reassembles
+//! the frame as if every chunk had come to it.
+//!
+//! | key | type | holds |
+//! | --- | --- | --- |
+//! | `loxo:{fleet:E}:chunks:<device>:<stream>` | hash | field `<offset>`: the datagram as received; field `bytes`: the chunk bytes gathered |
+//! | `loxo:{fleet:E}:partial` | set | the chunk hashes of epoch `E` still open (`loxo fleet` reports them) |
+//!
+//! One script ([`RELAY`]) adds a chunk: `HSETNX` of its offset (a chunk already there
+//! is a duplicate, counted by the collector that got it), `HINCRBY` of the bytes
+//! gathered, and once they reach the frame's length, `HGETALL` + `DEL`: the chunks
+//! go to exactly one collector, which pushes them in offset order into its
+//! [`Collector`]. A frame of one datagram is not relayed. Chunk hashes expire after
+//! `--redis-ttl` like the rest; a frame some of whose chunks never came stays in
+//! `loxo:{fleet:E}:partial`, where `loxo fleet` finds it and counts it incomplete.
+
+use redis::Value;
+
+use loxo_control::datagram::SketchDatagram;
+
+use super::cluster::ClusterSink;
+use super::{max_frame, Collector, ErrorKind};
+
+/// Adds a chunk: `KEYS` = the frame's chunk hash, the epoch's partial set; `ARGV` =
+/// offset, datagram, chunk length, frame length, TTL (0: none). Returns -1 for a
+/// chunk already there, the bytes gathered while the frame is incomplete, else
+/// every field and value of the hash (which it deletes).
+pub const RELAY: &str = "\
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return -1 end
+local have = redis.call('HINCRBY', KEYS[1], 'bytes', ARGV[3])
+local ttl = tonumber(ARGV[5])
+if have < tonumber(ARGV[4]) then
+  redis.call('SADD', KEYS[2], KEYS[1])
+  if ttl > 0 then
+    redis.call('EXPIRE', KEYS[1], ttl)
+    redis.call('EXPIRE', KEYS[2], ttl)
+  end
+  return have
+end
+local all = redis.call('HGETALL', KEYS[1])
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], KEYS[1])
+return all";
+
+/// The set of epoch `epoch`'s chunk hashes still open.
+#[must_use]
+pub fn partial_key(epoch: u32) -> String {
+    format!("loxo:{{fleet:{epoch}}}:partial")
+}
+
+/// The chunk hash of a frame.
+#[must_use]
+pub fn chunks_key(epoch: u32, device: u32, stream: &str) -> String {
+    format!("loxo:{{fleet:{epoch}}}:chunks:{device}:{stream}")
+}
+
+/// What the relay did with datagrams, for the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RelayCounts {
+    /// Chunks put into the cluster.
+    pub relayed: u64,
+    /// Frames this collector completed and took back.
+    pub completed: u64,
+}
+
+impl ClusterSink {
+    /// Takes one datagram: a chunk of a frame of several datagrams goes through the
+    /// cluster (and the whole frame into `c` when this chunk completes it); anything
+    /// else, a malformed datagram included, straight into `c`.
+    pub fn push(&mut self, c: &mut Collector, bytes: &[u8]) {
+        let Ok(d) = SketchDatagram::parse(bytes) else {
+            return c.push(bytes);
+        };
+        // One datagram, or a frame the collector refuses anyway: not relayed.
+        if d.data.len() == d.total as usize || d.total as usize > max_frame(d.stream) {
+            return c.push(bytes);
+        }
+        let key = chunks_key(d.epoch, d.device, d.stream.name());
+        let what = format!(
+            "device {} epoch {} {} chunk at offset {}",
+            d.device,
+            d.epoch,
+            d.stream.name(),
+            d.offset
+        );
+        let r: redis::RedisResult<Value> = redis::cmd("EVAL")
+            .arg(RELAY)
+            .arg(2)
+            .arg(&key)
+            .arg(partial_key(d.epoch))
+            .arg(d.offset)
+            .arg(bytes)
+            .arg(d.data.len())
+            .arg(d.total)
+            .arg(self.ttl)
+            .query(&mut self.conn);
+        self.relay.relayed += 1;
+        match r {
+            Ok(Value::Int(-1)) => c.fail(
+                ErrorKind::Duplicate,
+                format!("{what}: already in the Redis Cluster (chunk received twice)"),
+            ),
+            Ok(Value::Int(_)) => {}
+            Ok(Value::Array(items)) => {
+                self.relay.completed += 1;
+                for chunk in chunks(items) {
+                    c.push(&chunk);
+                }
+            }
+            Ok(v) => c.fail(
+                ErrorKind::Output,
+                format!("{what}: unexpected Redis Cluster reply {v:?}"),
+            ),
+            Err(e) => c.fail(ErrorKind::Output, format!("{what}: Redis Cluster: {e}")),
+        }
+    }
+
+    /// What the relay did so far.
+    #[must_use]
+    pub const fn relay_counts(&self) -> RelayCounts {
+        self.relay
+    }
+}
+
+/// The datagrams of a complete chunk hash (`HGETALL`'s field, value list), by offset.
+fn chunks(items: Vec<Value>) -> Vec<Vec<u8>> {
+    let mut by_offset: Vec<(u32, Vec<u8>)> = Vec::new();
+    let mut it = items.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        let (Value::BulkString(k), Value::BulkString(v)) = (k, v) else {
+            continue;
+        };
+        if let Some(offset) = std::str::from_utf8(&k).ok().and_then(|k| k.parse().ok()) {
+            by_offset.push((offset, v));
+        }
+    }
+    by_offset.sort_by_key(|&(o, _)| o);
+    by_offset.into_iter().map(|(_, v)| v).collect()
+}
