@@ -3,11 +3,11 @@
 //! `loxo collect --redis-cluster` processes, each given a different node, and three
 //! devices (`FlowMonitor`s over generated traffic) plus a fourth with another seed,
 //! over epochs 1–3 (whose hash tags `{fleet:1}`, `{fleet:2}`, `{fleet:3}` fall in
-//! slots 4412, 8543 and 12670: one per master). A device's frames are spread over
-//! the collectors: frame `(device d, epoch e, stream s)` goes to collector
-//! `(d + e + s) mod 3`, so each device's flows and top-k of an epoch reach different
-//! collectors, and every collector gets every device's frames in some epoch. One
-//! frame is sent a second time, to another collector.
+//! slots 4412, 8543 and 12670: one per master). A device's datagrams are spread over
+//! the collectors: the chunks of a flows frame one by one (chunk `j` of device `d`'s
+//! epoch `e` to collector `(d + e + j) mod 3`, so every flows frame is split over
+//! the three), a top-k frame whole to collector `(d + e + 1) mod 3`. One flows frame
+//! is sent a second time, once the first copy is stored.
 //!
 //! Checked: `loxo fleet` prints, for each epoch, exactly the text one `loxo collect`
 //! prints when it receives every datagram (same fleet distinct flows, same top flows
@@ -15,10 +15,11 @@
 //! epoch has the registers of the devices' merged HLLs and the `PFCOUNT` of
 //! `RedisHll::from_hll` of it; every master holds one epoch's keys; the frame sent
 //! twice is counted as a duplicate (by the single collector too) and not merged
-//! twice; the wrong-seed frames are counted by whichever collector got them.
-//!
-//! A frame's chunks must reach one collector (reassembly is per collector): what a
-//! device does when it sends a frame from one socket to one address.
+//! twice; the wrong-seed frames are counted by whichever collector got them; every
+//! chunk went through the cluster and was pushed into exactly one collector's
+//! reassembly (the sums of the collectors' datagram counts and of their relayed
+//! chunks equal the datagrams sent), and no collector counts anything else as an error
+//! (no frame "incomplete" for having gone to another collector).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read};

@@ -10,8 +10,9 @@
 //! | key | type | holds |
 //! | --- | --- | --- |
 //! | `loxo:{fleet:E}:frames` | hash | field `<device>:flows` / `<device>:topk`: the device's loxo frame of epoch `E`, as received |
-//! | `loxo:{fleet:E}:flows` | HyperLogLog | the `PFMERGE` of every fleet flows frame of `E` (`Hll<14>`, the fleet's seed fingerprint), converted exactly ([`redis_hyll`](super::redis_hyll)) |
+//! | `loxo:{fleet:E}:flows` | HyperLogLog | the `PFMERGE` of every fleet flows frame of `E` (`Hll<14>`, the fleet's seed fingerprint), converted exactly ([`redis_hyll`]) |
 //! | `loxo:{fleet:E}:incoming:<device>` | string | the device's `HYLL`, inside the script only |
+//! | `loxo:{fleet:E}:chunks:<device>:<stream>`, `loxo:{fleet:E}:partial` | hash, set | chunks of a frame split over collectors ([`cluster_relay`](super::cluster_relay)) |
 //! | `loxo:fleet:epochs` | sorted set | the epochs stored (score = epoch) |
 //! | `loxo:fleet:fingerprint` | string | the fleet's seed fingerprint (16 hex digits), set by the first collector; one configured with another refuses to start |
 //!

@@ -7,7 +7,7 @@
 //! merged, another is listed as not merged; the flows frames' HLLs are merged
 //! register-wise (the maximum: order does not matter), the top-k summaries by
 //! [`SpaceSavingMerge`](loxo_cms::SpaceSavingMerge) at read time. So the text printed
-//! ([`describe`](super::describe)) is the one a single collector that received every
+//! ([`describe`]) is the one a single collector that received every
 //! datagram prints. The `PFMERGE`d fleet HyperLogLog in Redis is read too: its 16 384
 //! registers must equal those of the merged flows frames (else the epoch is an
 //! error), and its `PFCOUNT` is printed.

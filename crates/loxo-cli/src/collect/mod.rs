@@ -94,7 +94,11 @@
 //! files are removed to make room ([`OutDir`]); with `--redis` it `PFMERGE`s each
 //! epoch's fleet HLL into the key `loxo:flows:epoch:<n>` (through a temporary key
 //! `loxo:flows:epoch:<n>:incoming`, so an existing key, e.g. another collector's,
-//! is merged into rather than overwritten). It stops after `--epochs N` closed epochs
+//! is merged into rather than overwritten); with `--redis-cluster NODES` it shares the
+//! fleet with other collectors in a Redis Cluster ([`cluster`]: every frame stored on
+//! arrival, flows `PFMERGE`d; [`cluster_relay`]: a frame's chunks may reach different
+//! collectors; [`cluster_read`]: `loxo fleet` prints each epoch as one collector
+//! would). It stops after `--epochs N` closed epochs
 //! or after `--timeout` seconds without a datagram, and exits non-zero if any error
 //! was counted. "Every device seen" is all a collector can know of the fleet: a
 //! device whose first datagram arrives after the others closed the last epoch is not
@@ -105,7 +109,8 @@
 //! counts), `reassembly.rs` (the [`Collector`] state machine), `limits.rs` (its
 //! bounds, costs and error kinds), `fleet.rs` (an epoch's fleet figures), `output.rs`
 //! (the text printed, the files written), `out_dir.rs` (the capped `--out`),
-//! `redis.rs` (the export) and this one (the command's loop).
+//! `redis.rs` (the export), `cluster.rs`, `cluster_relay.rs` and `cluster_read.rs` (the
+//! Redis Cluster) and this one (the command's loop).
 //!
 //! ```
 //! use loxo_cli::collect::{datagrams, Collector, Limits};
