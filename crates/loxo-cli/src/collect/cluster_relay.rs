@@ -139,3 +139,92 @@ fn chunks(items: Vec<Value>) -> Vec<Vec<u8>> {
     by_offset.sort_by_key(|&(o, _)| o);
     by_offset.into_iter().map(|(_, v)| v).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use loxo_control::datagram::Stream;
+    use loxo_core::Seed;
+    use loxo_hll::Hll;
+    use redis::Value;
+
+    use super::chunks;
+    use crate::collect::{datagrams, Collector, ErrorKind, Limits};
+
+    fn flows(seed: Seed, n: u32) -> Vec<u8> {
+        let mut h = Hll::<14>::new(seed);
+        for i in 0..n {
+            h.insert(&i.to_le_bytes());
+        }
+        let mut buf = vec![0u8; h.encoded_len()];
+        let len = h.encode_into(&mut buf).unwrap();
+        buf.truncate(len);
+        buf
+    }
+
+    #[test]
+    fn a_complete_chunk_hash_comes_back_in_offset_order() {
+        let bulk = |s: &[u8]| Value::BulkString(s.to_vec());
+        let items = vec![
+            bulk(b"2800"),
+            bulk(b"c"),
+            bulk(b"bytes"),
+            bulk(b"3"),
+            bulk(b"0"),
+            bulk(b"a"),
+            bulk(b"1400"),
+            bulk(b"b"),
+        ];
+        assert_eq!(
+            chunks(items),
+            vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]
+        );
+    }
+
+    /// A shared collector does not count a frame it never received, nor an epoch of
+    /// which it received nothing; one of whose chunks only some came is incomplete,
+    /// as on a lone collector.
+    #[test]
+    fn a_shared_collector_counts_only_what_it_began() {
+        let seed = Seed::new(3, 4);
+        let frame = flows(seed, 20_000);
+        let dg = datagrams(Stream::Flows, 1, 5, &frame);
+        assert!(dg.len() > 2, "{} chunks", dg.len());
+        for shared in [false, true] {
+            let mut c = Collector::new(Limits::default()).with_fingerprint(seed.fingerprint());
+            if shared {
+                c = c.shared();
+            }
+            // Device 1: its flows frame of epoch 5, then epoch 7 (epoch 6 skipped),
+            // no top-k frame; device 2: half a frame of epoch 7.
+            for d in &dg {
+                c.push(d);
+            }
+            for d in datagrams(Stream::Flows, 1, 7, &frame) {
+                c.push(&d);
+            }
+            let half = datagrams(Stream::Flows, 2, 7, &frame);
+            for d in &half[..half.len() / 2] {
+                c.push(d);
+            }
+            c.finish();
+            let counts = c.error_counts();
+            let incomplete = counts.get(&ErrorKind::Incomplete).copied().unwrap_or(0);
+            let lost = counts.get(&ErrorKind::Lost).copied().unwrap_or(0);
+            if shared {
+                // Device 2's half frame only.
+                assert_eq!((incomplete, lost), (1, 0), "{counts:?}");
+            } else {
+                // Device 1's two top-k frames; device 2's half frame and its missing
+                // top-k frame; device 1's two frames of epoch 6.
+                assert_eq!((incomplete, lost), (4, 2), "{counts:?}");
+            }
+            let fleet: Vec<_> = c
+                .take_finalized()
+                .iter()
+                .map(|s| s.flows_devices.clone())
+                .collect();
+            assert_eq!(fleet, vec![vec![1], vec![1]]);
+        }
+    }
+}
