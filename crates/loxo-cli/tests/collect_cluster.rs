@@ -323,3 +323,48 @@ fn three_collectors_on_a_redis_cluster_answer_as_one() {
         assert!(n >= 2, "node {port}: DBSIZE {keys:?}");
     }
 }
+
+/// Not a check: the datagrams per second one collector takes alone and as a member of
+/// a Redis Cluster (every chunk relayed, every frame stored), on this machine:
+/// `cargo test -p loxo-cli --test collect_cluster -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, printed"]
+fn measure_datagrams_per_second() {
+    let Some(cluster) = RedisCluster::start(3) else {
+        return;
+    };
+    let sent: Vec<Sent> = [1, 2, 3].map(|d| device_epoch(d, 1)).into();
+    let mut all = Vec::new();
+    for epoch in 0..60 {
+        for (d, x) in (1..).zip(&sent) {
+            all.extend(datagrams(Stream::Flows, d, epoch, &x.flows));
+            all.extend(datagrams(Stream::TopK, d, epoch, &x.topk));
+        }
+    }
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for shared in [false, true] {
+        let mut args = vec!["--stop-on-eof".to_owned()];
+        if shared {
+            args.extend(["--redis-cluster".to_owned(), cluster.addrs()[0].clone()]);
+        }
+        let (child, addr, rest) = spawn(&args);
+        let t0 = std::time::Instant::now();
+        for d in &all {
+            socket.send_to(d, &addr).unwrap();
+        }
+        let (_, out, _) = finish(child, rest);
+        // Less the 100 ms of quiet --stop-on-eof waits for.
+        let secs = t0.elapsed().as_secs_f64() - 0.1;
+        let summary = out
+            .lines()
+            .rev()
+            .find(|l| l.contains("datagrams"))
+            .unwrap_or("");
+        println!(
+            "{}: {} datagrams in {secs:.2} s: {:.0} datagrams/s ({summary})",
+            if shared { "redis cluster" } else { "alone" },
+            all.len(),
+            all.len() as f64 / secs
+        );
+    }
+}
