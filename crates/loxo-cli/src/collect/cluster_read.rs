@@ -211,8 +211,9 @@ fn summarize(
 
 /// Options of `loxo fleet`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:
-  loxo fleet --redis-cluster 127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002 --top 5")]
+#[command(after_help = "Examples:
+  loxo fleet --redis-cluster 127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002 --top 5
+  loxo fleet --redis-cluster 127.0.0.1:7000 --epoch 3 --devices 3")]
 pub struct FleetArgs {
     /// Nodes of the Redis Cluster the collectors store into (`host:port`,
     /// comma-separated; one is enough, the others are learned).

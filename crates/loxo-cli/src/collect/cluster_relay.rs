@@ -73,8 +73,12 @@ impl ClusterSink {
         let Ok(d) = SketchDatagram::parse(bytes) else {
             return c.push(bytes);
         };
-        // One datagram, or a frame the collector refuses anyway: not relayed.
-        if d.data.len() == d.total as usize || d.total as usize > max_frame(d.stream) {
+        // One datagram, or a chunk the collector refuses anyway (a frame too large, an
+        // empty chunk or one past the frame's end, which could pile up in the cluster
+        // without ever completing a frame): not relayed.
+        let (total, end) = (d.total as usize, d.offset as usize + d.data.len());
+        if d.data.len() == total || total > max_frame(d.stream) || d.data.is_empty() || end > total
+        {
             return c.push(bytes);
         }
         let key = chunks_key(d.epoch, d.device, d.stream.name());

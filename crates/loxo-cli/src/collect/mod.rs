@@ -222,7 +222,8 @@ pub fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<V
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   loxo collect --listen 0.0.0.0:4740 --out collected --devices 2
-  loxo collect --listen 127.0.0.1:4740 --redis 127.0.0.1:6379 --epochs 3 --timeout 30")]
+  loxo collect --listen 127.0.0.1:4740 --redis 127.0.0.1:6379 --epochs 3 --timeout 30
+  loxo collect --listen 0.0.0.0:4740 --seed-fingerprint 7156940b55f19a9e --redis-cluster 127.0.0.1:7000")]
 pub struct Args {
     /// UDP address to receive sketch datagrams on (port 0: any free port; the address
     /// is printed on stderr).
@@ -237,7 +238,8 @@ pub struct Args {
     /// Share the fleet with other collectors in this Redis Cluster (`host:port` of
     /// any of its nodes, comma-separated): every frame decoded is stored there, flows
     /// `PFMERGE`d into `loxo:{fleet:<n>}:flows`; `loxo fleet` reads the fleet back.
-    /// Needs `--seed-fingerprint`.
+    /// Needs `--seed-fingerprint`; `--devices` does not apply (a device's frames may
+    /// go to another collector).
     #[arg(long, value_name = "HOST:PORT,...", value_delimiter = ',')]
     pub redis_cluster: Vec<String>,
     /// Seconds an epoch's keys live in the Redis Cluster after its last frame came.
