@@ -367,4 +367,22 @@ fn measure_datagrams_per_second() {
             all.len() as f64 / secs
         );
     }
+    // What an epoch of 3 devices holds in the cluster.
+    let port = cluster.ports()[0];
+    let frames = format!("loxo:{{fleet:{}}}:frames", 0);
+    let usage = |key: &str| {
+        cluster
+            .cli(port, &["MEMORY", "USAGE", key])
+            .trim()
+            .to_owned()
+    };
+    println!(
+        "epoch 0 in Redis: {frames} {} bytes, {} {} bytes (frames of 3 devices: {} bytes)",
+        usage(&frames),
+        flows_key(0),
+        usage(&flows_key(0)),
+        sent.iter()
+            .map(|x| x.flows.len() + x.topk.len())
+            .sum::<usize>()
+    );
 }
