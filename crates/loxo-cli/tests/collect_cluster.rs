@@ -19,7 +19,9 @@
 //! chunk went through the cluster and was pushed into exactly one collector's
 //! reassembly (the sums of the collectors' datagram counts and of their relayed
 //! chunks equal the datagrams sent), and no collector counts anything else as an error
-//! (no frame "incomplete" for having gone to another collector).
+//! (no frame "incomplete" for having gone to another collector); a collector started
+//! with another seed fingerprint than the one the cluster holds, or with none, refuses
+//! to run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read};
@@ -315,6 +317,28 @@ fn three_collectors_on_a_redis_cluster_answer_as_one() {
             )),
             "epoch {epoch}\n{ctx}"
         );
+    }
+    // A collector of another fleet (or a mistyped fingerprint) refuses to start, and
+    // so does one without a fingerprint.
+    for fp in [&["--seed-fingerprint", "0123456789abcdef"][..], &[]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_loxo"))
+            .args(["collect", "--listen", "127.0.0.1:0", "--redis-cluster"])
+            .arg(&cluster.addrs()[1])
+            .args(fp)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        let want = if fp.is_empty() {
+            "--redis-cluster needs --seed-fingerprint".to_owned()
+        } else {
+            format!(
+                "holds the fleet of seed fingerprint {:016x}",
+                FLEET.fingerprint()
+            )
+        };
+        assert!(err.contains(&want), "{err}");
     }
     // One epoch per master: each node holds keys.
     for port in cluster.ports() {
