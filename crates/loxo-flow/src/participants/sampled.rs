@@ -1,0 +1,235 @@
+//! [`SampledParticipants`]: a [`Participants`] fed by a monitor's first frames under
+//! a per-frame cost budget — pairs sampled by a keyed draw, the level raised when
+//! the epoch's sampled pairs outrun the budget, the estimates scaled back.
+
+use loxo_core::mix64;
+
+use super::{Participants, ParticipantsConfig, ParticipantsReport};
+use crate::FlowKey;
+
+/// The firmware's layout: ≈ 10.4 KiB ([`SampledParticipants::MEMORY_BYTES`] pins
+/// it): fan-out and fan-in `Spreaders<IpAddr, 128, 8, 128>` (4 240 bytes each: 128
+/// registers per key in a pool of 2 048, 128 cells), the vertical sketch
+/// `Spreaders<Endpoints, 128, 4, 32>` (1 872 bytes). Sized for the 1 000–2 000
+/// sampled pairs a budget of one pair in 16 frames leaves in a 16 384-frame epoch:
+/// what fits the firmware's RAM beside its monitor (`firmware/README.md`), with its
+/// accuracy measured in `tests/participants_sampled.rs`.
+pub type FirmwareParticipants = SampledParticipants<128, 8, 128, 4, 32>;
+
+/// A [`Participants`] fed with a flow monitor's first frames of each flow
+/// ([`FlowMonitor::feed_observing`](crate::FlowMonitor::feed_observing)), at a
+/// bounded cost per frame.
+///
+/// # Sampling
+///
+/// A full [`observe`](Participants::observe) costs ≈ 270 Cortex-M4 instructions
+/// (the destination's digest, the pair digest, three sketch updates): on a flood
+/// of one-packet flows, where every frame is a flow's first, that doubles the
+/// per-frame cost of a firmware. So each first frame draws a keyed 32-bit value
+/// from the source's digest (which the monitor already has) and the destination,
+/// `x = src ⊕ fold(dst)` (`fold` a polynomial in the address's words with odd
+/// multipliers derived from the seed — multiplicative hashing: its high bits are
+/// those compared), and a second from it and the destination port, `y = x ⊕
+/// port·m` (about 12 instructions for both, IPv4); at **level** `s` the pair
+/// (fan-out, fan-in) is counted when the first is below `2^(32−s)`, the triple
+/// (vertical) when `y` is. Each distinct pair (triple) is thus kept or
+/// dropped as a whole, with probability `2^−s`, whatever its frames: the sketches
+/// hold a uniform `2^−s` sample of the distinct pairs, and the report scales every
+/// figure by `2^s` and adds the sampling's binomial variance to its standard error
+/// ([`ParticipantsReport::sampling`]).
+///
+/// The level follows a budget of sampled offers per frame, `2^−rate_shift`: an epoch
+/// starts at the level its predecessor's offers call for (the lowest `s` at which
+/// they would have used at most half the budget), and rises by one whenever the epoch's
+/// sampled offers exceed `frames·2^−rate_shift +` [`SLACK`](Self::SLACK). A rise leaves the pairs
+/// sampled before it at the lower level: that epoch's figures are biased upwards
+/// (flagged: [`ParticipantsReport::sampling_rose`]); a steady stream keeps its level
+/// and is unbiased. The cost per first frame is the draw (≈ 15 instructions) plus
+/// `≈ 2·2^−s` of a full observe — with `rate_shift` = 4, at most about 17 + 15
+/// instructions per frame on a flood of one-packet flows (measured in the firmware:
+/// `firmware/README.md`).
+///
+/// The draws are keyed (the source's digest and the multipliers come from the
+/// seed): without it no one can choose addresses that are never sampled.
+///
+/// # Memory
+///
+/// [`Participants`]' and 24 bytes ([`MEMORY_BYTES`](Self::MEMORY_BYTES)).
+///
+/// ```
+/// use loxo_flow::{FlowKey, ParticipantsConfig, ParticipantsReport, SampledParticipants, Theta};
+///
+/// let config = ParticipantsConfig { share: Theta::new(5, 100).unwrap(), ..ParticipantsConfig::HOST };
+/// let mut p = Box::new(SampledParticipants::<128, 8, 128, 4, 32>::new(config, 4));
+/// let mut r = ParticipantsReport::<8>::new();
+/// for epoch in 0..2 {
+///     // 16 384 first frames: a scanner's 12 000 probes among 4 384 ordinary flows.
+///     for i in 0..16_384u32 {
+///         let key = if i % 4 == 3 {
+///             FlowKey::v4([10, 1, (i >> 8) as u8, i as u8], [192, 0, 2, 80], 50_000, 443, 6)
+///         } else {
+///             let [a, b, c, d] = (0x0a00_0000 + i).to_be_bytes();
+///             FlowKey::v4([198, 51, 100, 1], [a, b, c, d], 40_000, 22, 6)
+///         };
+///         let src = p.participants().address_digest(key.src_bytes());
+///         p.offer(&key, src, u64::from(i) + 1);
+///     }
+///     p.end_epoch(&mut r, 16_384);
+/// }
+/// // The second epoch starts at the level the first one ended at: unbiased.
+/// assert!(r.sampling >= 3 && !r.sampling_rose);
+/// let s = &r.scanners[0];
+/// assert_eq!(s.address.to_string(), "198.51.100.1");
+/// assert!(s.lower <= 12_288.0 && 12_288.0 <= s.upper);
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct SampledParticipants<
+    const S: usize,
+    const W: usize,
+    const C: usize,
+    const VW: usize,
+    const VC: usize,
+> {
+    inner: Participants<S, W, C, VW, VC>,
+    /// `fold`'s two odd multipliers (from the seed).
+    mul: [u32; 2],
+    /// A draw at most this is sampled: `u32::MAX >> level`.
+    limit: u32,
+    level: u8,
+    /// The level the epoch started at.
+    start_level: u8,
+    /// `log2` of frames per sampled offer the budget allows.
+    rate_shift: u8,
+    /// This epoch's first frames offered, and those sampled (pair or triple).
+    offers: u32,
+    sampled: u32,
+}
+
+impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: usize>
+    SampledParticipants<S, W, C, VW, VC>
+{
+    /// Sampled offers allowed before the first rise, whatever the frame count: an
+    /// epoch's first frames are not a rate yet.
+    pub const SLACK: u32 = 64;
+
+    /// The structure's size in bytes: `size_of::<Self>()`.
+    pub const MEMORY_BYTES: usize = core::mem::size_of::<Self>();
+
+    /// Empty sketches at level 0, a budget of one sampled offer per
+    /// `2^rate_shift` frames (at most 31).
+    #[must_use]
+    pub const fn new(config: ParticipantsConfig, rate_shift: u8) -> Self {
+        let b = config.seed.to_bytes();
+        let k = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+            ^ u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+        let m = mix64(k ^ 0x7361_6d70_6c65_7221);
+        Self {
+            inner: Participants::new(config),
+            mul: [(m as u32) | 1, ((m >> 32) as u32) | 1],
+            limit: u32::MAX,
+            level: 0,
+            start_level: 0,
+            rate_shift: if rate_shift > 31 { 31 } else { rate_shift },
+            offers: 0,
+            sampled: 0,
+        }
+    }
+
+    /// The sketches.
+    #[must_use]
+    pub const fn participants(&self) -> &Participants<S, W, C, VW, VC> {
+        &self.inner
+    }
+
+    /// The running epoch's sampling level.
+    #[must_use]
+    pub const fn level(&self) -> u8 {
+        self.level
+    }
+
+    /// Offers a flow's first frame of the epoch: `src` is the source's digest
+    /// ([`Participants::address_digest`]), `frames` the epoch's frames so far (the
+    /// arguments [`FlowMonitor::feed_observing`](crate::FlowMonitor::feed_observing)
+    /// passes). Repeats of a flow change nothing but the cost.
+    #[inline(always)]
+    pub fn offer(&mut self, key: &FlowKey, src: u32, frames: u64) {
+        self.offers = self.offers.saturating_add(1);
+        let x = src ^ fold(key.dst_bytes(), self.mul);
+        let y = x ^ u32::from(key.dst_port()).wrapping_mul(self.mul[1]);
+        if x > self.limit && y > self.limit {
+            return;
+        }
+        self.offered(key, src, frames, x, y);
+    }
+
+    /// The sampled part of [`offer`](Self::offer), out of line (a few per cent of
+    /// the offers at a steady level).
+    #[inline(never)]
+    fn offered(&mut self, key: &FlowKey, src: u32, frames: u64, x: u32, y: u32) {
+        self.sampled = self.sampled.saturating_add(1);
+        let budget = (frames >> self.rate_shift).saturating_add(u64::from(Self::SLACK));
+        if u64::from(self.sampled) > budget && self.level < 31 {
+            self.level += 1;
+            self.limit = u32::MAX >> self.level;
+        }
+        let (pair, triple) = (x <= self.limit, y <= self.limit);
+        if pair || triple {
+            let dst = self.inner.address_digest(key.dst_bytes());
+            self.inner.observe_parts(key, src, dst, pair, triple);
+        }
+    }
+
+    /// Closes the epoch of `frames` frames: fills `out` with its scanners and victims
+    /// at full scale, empties the sketches and plans the next epoch's level from this
+    /// one's offers.
+    pub fn end_epoch<const R: usize>(&mut self, out: &mut ParticipantsReport<R>, frames: u64) {
+        self.inner.report_sampled(out, self.level);
+        out.sampling = self.level;
+        out.sampling_rose = self.level > self.start_level;
+        self.inner.end_epoch_cleared();
+        // About 2·offers·2^−s are sampled at level s (pair or triple).
+        let budget = (frames >> self.rate_shift).saturating_add(u64::from(Self::SLACK));
+        // Planned for half the budget: the level's binomial spread and a little
+        // growth then stay below it, and a steady stream keeps its level.
+        let mut s = 0u8;
+        while s < 31 && (4 * u64::from(self.offers)) >> s > budget {
+            s += 1;
+        }
+        self.level = s;
+        self.start_level = s;
+        self.limit = u32::MAX >> s;
+        self.offers = 0;
+        self.sampled = 0;
+    }
+}
+
+/// The destination's words folded into one: a polynomial with the seed's odd
+/// multipliers (an IPv4 address: one multiply).
+#[inline(always)]
+fn fold(d: &[u8], m: [u32; 2]) -> u32 {
+    let word = |i: usize| {
+        d.get(i..i + 4)
+            .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    if d.len() == 16 {
+        let x = (word(0).wrapping_mul(m[0]) ^ word(4)).wrapping_mul(m[1]);
+        (x ^ word(8)).wrapping_mul(m[0]) ^ word(12).wrapping_mul(m[1])
+    } else {
+        word(0).wrapping_mul(m[0])
+    }
+}
+
+impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: usize>
+    core::fmt::Debug for SampledParticipants<S, W, C, VW, VC>
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SampledParticipants")
+            .field("inner", &self.inner)
+            .field("level", &self.level)
+            .field("start_level", &self.start_level)
+            .field("rate_shift", &self.rate_shift)
+            .field("offers", &self.offers)
+            .field("sampled", &self.sampled)
+            .finish_non_exhaustive()
+    }
+}
