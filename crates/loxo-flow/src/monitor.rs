@@ -729,6 +729,10 @@ impl<const N: usize> FlowMonitor<N> {
                 // often a false positive or unsampled: then every frame counts its
                 // source.
                 if !known || self.new.overloaded() {
+                    // The source's 32-bit digest: the distinct-source sketch's, and the
+                    // first-frame observer's (unused, and not computed, with a blocklist
+                    // and no observer).
+                    let sd = src.finish_lo();
                     if self.sources_sip {
                         // A blocklist holds SipHash-1-3 digests of addresses (`loxo
                         // build-filter`): with one, the source's SipHash serves both
@@ -741,7 +745,7 @@ impl<const N: usize> FlowMonitor<N> {
                             }
                         }
                     } else {
-                        self.sources.insert_hash(source_digest(src.finish_lo()));
+                        self.sources.insert_hash(source_digest(sd));
                         if let (false, Some(b)) = (known, &self.blocklist) {
                             // Set during this epoch: its sources keep their digest.
                             let src = f.key.src_sip_hash(&self.block_sip);
@@ -750,10 +754,7 @@ impl<const N: usize> FlowMonitor<N> {
                             }
                         }
                     }
-                    // The source's digest again: the same pure function of `src`, which
-                    // the compiler computes once (and not at all for a caller with no
-                    // use for it).
-                    on_first(&f.key, src.finish_lo(), self.frames);
+                    on_first(&f.key, sd, self.frames);
                 }
                 self.bytes = self.bytes.saturating_add(u64::from(len));
                 if f.fragment {

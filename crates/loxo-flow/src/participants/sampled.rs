@@ -4,17 +4,19 @@
 
 use loxo_core::mix64;
 
-use super::{Participants, ParticipantsConfig, ParticipantsReport};
+use super::{Participants, ParticipantsConfig, ParticipantsReport, REPORT_PHASES};
 use crate::FlowKey;
 
 /// The firmware's layout: ≈ 10.4 KiB ([`SampledParticipants::MEMORY_BYTES`] pins
 /// it): fan-out and fan-in `Spreaders<IpAddr, 128, 8, 128>` (4 240 bytes each: 128
 /// registers per key in a pool of 2 048, 128 cells), the vertical sketch
-/// `Spreaders<Endpoints, 128, 4, 32>` (1 872 bytes). Sized for the 1 000–2 000
+/// `Spreaders<Endpoints, 128, 8, 16>` (1 712 bytes: a pool as large, 16 cells —
+/// a vertical scan is one (source, destination) with many ports, a large share of
+/// the triples when it matters). Sized for the 1 000–2 000
 /// sampled pairs a budget of one pair in 16 frames leaves in a 16 384-frame epoch:
 /// what fits the firmware's RAM beside its monitor (`firmware/README.md`), with its
 /// accuracy measured in `tests/participants_sampled.rs`.
-pub type FirmwareParticipants = SampledParticipants<128, 8, 128, 4, 32>;
+pub type FirmwareParticipants = SampledParticipants<128, 8, 128, 8, 16>;
 
 /// A [`Participants`] fed with a flow monitor's first frames of each flow
 /// ([`FlowMonitor::feed_observing`](crate::FlowMonitor::feed_observing)), at a
@@ -100,10 +102,20 @@ pub struct SampledParticipants<
     start_level: u8,
     /// `log2` of frames per sampled offer the budget allows.
     rate_shift: u8,
-    /// This epoch's first frames offered, and those sampled (pair or triple).
-    offers: u32,
+    /// This epoch's offers sampled (pair or triple).
     sampled: u32,
+    /// The closed epoch's report in progress: its next phase and the epoch's
+    /// frames (offers are ignored meanwhile).
+    closing: Option<(u8, u64)>,
 }
+
+/// Cells a candidate must hold to be estimated at the epoch's end
+/// ([`Spreaders::report_screened`](loxo_spread::Spreaders::report_screened)): a
+/// report of every candidate took the firmware 1.7–1.9 M instructions under a flood
+/// (a hundred singleton keys per sketch), longer than its receive FIFO can wait.
+/// With 128 cells a key at 2 % of the pairs holds 2.6 cells on average and is
+/// skipped with probability 27 %, one at 4 % with 3.7 %, at 6 % 0.5 %.
+const MIN_CELLS: u32 = 2;
 
 impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: usize>
     SampledParticipants<S, W, C, VW, VC>
@@ -130,8 +142,8 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             level: 0,
             start_level: 0,
             rate_shift: if rate_shift > 31 { 31 } else { rate_shift },
-            offers: 0,
             sampled: 0,
+            closing: None,
         }
     }
 
@@ -151,9 +163,11 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// ([`Participants::address_digest`]), `frames` the epoch's frames so far (the
     /// arguments [`FlowMonitor::feed_observing`](crate::FlowMonitor::feed_observing)
     /// passes). Repeats of a flow change nothing but the cost.
-    #[inline(always)]
+    ///
+    /// Out of line: inlined into a monitor's first-frame path, its live values cost
+    /// that path more (register spills) than the call does.
+    #[inline(never)]
     pub fn offer(&mut self, key: &FlowKey, src: u32, frames: u64) {
-        self.offers = self.offers.saturating_add(1);
         let x = src ^ fold(key.dst_bytes(), self.mul);
         let y = x ^ u32::from(key.dst_port()).wrapping_mul(self.mul[1]);
         if x > self.limit && y > self.limit {
@@ -166,6 +180,9 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// the offers at a steady level).
     #[inline(never)]
     fn offered(&mut self, key: &FlowKey, src: u32, frames: u64, x: u32, y: u32) {
+        if self.closing.is_some() {
+            return;
+        }
         self.sampled = self.sampled.saturating_add(1);
         let budget = (frames >> self.rate_shift).saturating_add(u64::from(Self::SLACK));
         if u64::from(self.sampled) > budget && self.level < 31 {
@@ -181,25 +198,62 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
 
     /// Closes the epoch of `frames` frames: fills `out` with its scanners and victims
     /// at full scale, empties the sketches and plans the next epoch's level from this
-    /// one's offers.
+    /// one's sampled offers ([`close`](Self::close), then
+    /// [`report_step`](Self::report_step) until it is done).
     pub fn end_epoch<const R: usize>(&mut self, out: &mut ParticipantsReport<R>, frames: u64) {
-        self.inner.report_sampled(out, self.level);
+        self.close(frames);
+        while !self.report_step(out) {}
+    }
+
+    /// Closes the epoch of `frames` frames without reporting it yet: the offers that
+    /// follow are ignored until [`report_step`](Self::report_step) has filled the
+    /// report and emptied the sketches. A device that cannot spend the whole report's
+    /// time between two frames (a few hundred thousand instructions on a Cortex-M4
+    /// under a flood) runs one step per frame after the close: the next epoch then
+    /// misses the offers of its first few frames (one per step, five steps).
+    pub fn close(&mut self, frames: u64) {
+        self.closing = Some((0, frames));
+        // No draw is at most 0 but 0 itself: `offer` leaves at once.
+        self.limit = 0;
+    }
+
+    /// Whether a closed epoch's report is in progress.
+    #[must_use]
+    pub const fn reporting(&self) -> bool {
+        self.closing.is_some()
+    }
+
+    /// Runs the next part of the closed epoch's report into `out` (the same `out`
+    /// every step); returns `true` when the report is complete — the sketches are
+    /// then empty and take offers again — or when no epoch was closed.
+    pub fn report_step<const R: usize>(&mut self, out: &mut ParticipantsReport<R>) -> bool {
+        let Some((phase, frames)) = self.closing else {
+            return true;
+        };
+        self.inner.report_phase(out, self.level, MIN_CELLS, phase);
+        if phase + 1 < REPORT_PHASES {
+            self.closing = Some((phase + 1, frames));
+            return false;
+        }
         out.sampling = self.level;
         out.sampling_rose = self.level > self.start_level;
         self.inner.end_epoch_cleared();
-        // About 2·offers·2^−s are sampled at level s (pair or triple).
+        // The epoch's offers, estimated from those sampled: about `2·offers·2^−s`
+        // are sampled at level `s` (pair or triple). Planned for half the budget: the
+        // level's binomial spread and a little growth then stay below it, and a
+        // steady stream keeps its level.
+        let offers2 = u64::from(self.sampled) << self.level;
         let budget = (frames >> self.rate_shift).saturating_add(u64::from(Self::SLACK));
-        // Planned for half the budget: the level's binomial spread and a little
-        // growth then stay below it, and a steady stream keeps its level.
         let mut s = 0u8;
-        while s < 31 && (4 * u64::from(self.offers)) >> s > budget {
+        while s < 31 && (2 * offers2) >> s > budget {
             s += 1;
         }
         self.level = s;
         self.start_level = s;
         self.limit = u32::MAX >> s;
-        self.offers = 0;
         self.sampled = 0;
+        self.closing = None;
+        true
     }
 }
 
@@ -228,7 +282,7 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             .field("level", &self.level)
             .field("start_level", &self.start_level)
             .field("rate_shift", &self.rate_shift)
-            .field("offers", &self.offers)
+            .field("closing", &self.closing)
             .field("sampled", &self.sampled)
             .finish_non_exhaustive()
     }
