@@ -171,7 +171,9 @@ fn measure_classes(enforce: bool) {
         println!(
             "{:<11} participants named: {:?}",
             class.name(),
-            got.iter().map(|(r, k)| format!("{r} {k:?}")).collect::<Vec<_>>()
+            got.iter()
+                .map(|(r, k)| format!("{r} {k:?}"))
+                .collect::<Vec<_>>()
         );
         if matches!(
             class,

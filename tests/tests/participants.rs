@@ -513,7 +513,9 @@ fn evaluate_firmware(i: usize, r: &Run, seed: u64, epochs: u64) -> (Score, Vec<(
     let mut truths: Vec<FrameTruth> = Vec::new();
     generate_with_truth(&cfg, |f, t| {
         truths.push(*t);
-        let closed = monitor.feed_observing(f, &config, |k, src, frames| p.offer(k, src, frames));
+        let closed = monitor.feed_observing(f, &config, |k, src, frames| {
+            p.offer(k, src, u32::try_from(frames).unwrap_or(u32::MAX));
+        });
         if closed {
             monitor.end_epoch(&mut monitor_report);
             let mut rep = ParticipantsReport::<8>::new();
@@ -570,8 +572,8 @@ fn firmware_size_sampled_accuracy() {
         total.big, total.above, total.designed_big_missed, total.outside
     );
     assert_eq!(FirmwareParticipants::MEMORY_BYTES, 10_304); // 10 280 on the Cortex-M4 (`monitor:` line)
-    // Every designed participant at >= 2x the threshold is named wherever the lists
-    // (8 rows each, the firmware's) had room for every qualifier.
+                                                            // Every designed participant at >= 2x the threshold is named wherever the lists
+                                                            // (8 rows each, the firmware's) had room for every qualifier.
     assert!(uncut_missed.is_empty(), "{uncut_missed:?}");
     // Every participant above the threshold that is reported has its true spread
     // within its 4-sigma bounds (the sampling's binomial variance included).

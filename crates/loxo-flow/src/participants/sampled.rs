@@ -74,7 +74,7 @@ pub type FirmwareParticipants = SampledParticipants<128, 8, 128, 8, 16>;
 ///             FlowKey::v4([198, 51, 100, 1], [a, b, c, d], 40_000, 22, 6)
 ///         };
 ///         let src = p.participants().address_digest(key.src_bytes());
-///         p.offer(&key, src, u64::from(i) + 1);
+///         p.offer(&key, src, i + 1);
 ///     }
 ///     p.end_epoch(&mut r, 16_384);
 /// }
@@ -162,29 +162,36 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// Offers a flow's first frame of the epoch: `src` is the source's digest
     /// ([`Participants::address_digest`]), `frames` the epoch's frames so far (the
     /// arguments [`FlowMonitor::feed_observing`](crate::FlowMonitor::feed_observing)
-    /// passes). Repeats of a flow change nothing but the cost.
+    /// passes, the count saturated to 32 bits). Repeats of a flow change nothing but the cost.
     ///
-    /// Out of line: inlined into a monitor's first-frame path, its live values cost
-    /// that path more (register spills) than the call does.
-    #[inline(never)]
-    pub fn offer(&mut self, key: &FlowKey, src: u32, frames: u64) {
-        let x = src ^ fold(key.dst_bytes(), self.mul);
-        let y = x ^ u32::from(key.dst_port()).wrapping_mul(self.mul[1]);
+    /// Inlined: the draws and their comparison (a dozen instructions for IPv4);
+    /// the sampled offers' work is out of line.
+    #[inline(always)]
+    pub fn offer(&mut self, key: &FlowKey, src: u32, frames: u32) {
+        let (x, y) = self.draws(key, src);
         if x > self.limit && y > self.limit {
             return;
         }
-        self.offered(key, src, frames, x, y);
+        self.offered(key, src, frames);
+    }
+
+    /// The pair's and the triple's draws.
+    #[inline(always)]
+    fn draws(&self, key: &FlowKey, src: u32) -> (u32, u32) {
+        let x = src ^ fold(key.dst_bytes(), self.mul);
+        (x, x ^ u32::from(key.dst_port()).wrapping_mul(self.mul[1]))
     }
 
     /// The sampled part of [`offer`](Self::offer), out of line (a few per cent of
     /// the offers at a steady level).
     #[inline(never)]
-    fn offered(&mut self, key: &FlowKey, src: u32, frames: u64, x: u32, y: u32) {
+    fn offered(&mut self, key: &FlowKey, src: u32, frames: u32) {
         if self.closing.is_some() {
             return;
         }
+        let (x, y) = self.draws(key, src);
         self.sampled = self.sampled.saturating_add(1);
-        let budget = (frames >> self.rate_shift).saturating_add(u64::from(Self::SLACK));
+        let budget = (u64::from(frames) >> self.rate_shift).saturating_add(u64::from(Self::SLACK));
         if u64::from(self.sampled) > budget && self.level < 31 {
             self.level += 1;
             self.limit = u32::MAX >> self.level;
