@@ -239,7 +239,7 @@ impl Closing {
         io.nic.update_drop_counter();
         self.epoch = totals.epochs;
         crate::end_epoch(monitor, report, totals, led);
-        // The participants' report runs a step per frame from the next frame on
+        // The participants' report runs in slices, before the export's
         // (`participants_step`): the sketches stay as they are until it is done.
         parts.close(report.frames);
         self.parts_ticks = 0;
@@ -259,9 +259,9 @@ impl Closing {
     }
 
     /// One step of the closed epoch's participants report, if one is in progress
-    /// (run by `main` after each frame that follows a close, before any slice: five
-    /// steps of at most a few ten thousand instructions; the offers of those frames
-    /// are not counted). Returns whether there was one.
+    /// (run by `main` as a slice, before the export's: five steps of at most about
+    /// 40 000 instructions; the next epoch's offers are not counted until the last
+    /// is done — the frames of a few slices' wait). Returns whether there was one.
     pub(crate) fn participants_step(&mut self, parts: &mut Parts, ticks: &Ticks) -> bool {
         if !parts.reporting() {
             return false;
@@ -287,14 +287,14 @@ impl Closing {
         }
     }
 
-    /// Whether the export (its steps, or its datagrams in `net`) is still pending
-    /// half an epoch after the close (`frames`: the run's frame count): the slices
+    /// Whether the export (its steps, the participants' report — `participants` —,
+    /// or its datagrams in `net`) is still pending half an epoch after the close (`frames`: the run's frame count): the slices
     /// then run whatever the line-rate model says, so that it is out before the next
     /// close must overwrite the sketch buffer.
-    pub(crate) fn overdue(&self, frames: u64, net: &Net) -> bool {
+    pub(crate) fn overdue(&self, frames: u64, net: &Net, participants: bool) -> bool {
         // The frame count first: the datagram queue is asked only past half an epoch.
         frames.saturating_sub(self.closed_at) > u64::from(crate::EPOCH_FRAMES / 2)
-            && (self.step != Step::Idle || net.busy())
+            && (self.step != Step::Idle || participants || net.busy())
     }
 
     /// Runs one slice of the pending export: the next step, or one sketch datagram

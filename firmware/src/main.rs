@@ -371,16 +371,18 @@ fn main() -> ! {
                 &mut totals,
                 &mut led,
             );
-        } else if closing.participants_step(parts(), &ticks) {
-            // The closed epoch's participants report, a step per frame.
         } else if model.lag_now(ticks.now()) <= SLICE_LAG
-            || closing.overdue(u64::from(totals.frames), io.net)
+            || closing.overdue(u64::from(totals.frames), io.net, parts().reporting())
         {
             // The rest of the export, a slice at a time while the FIFO is nearly empty
             // — or, past half an epoch with the export still pending (frames never
             // left the slices room: a flood at line rate), anyway: the RX FIFO may
             // then overflow (counted by the NIC), but the export is never dropped.
-            closing.slice(report, &mut export, &mut io, &mut totals);
+            // The participants' report first (its sketches take no offer until it is
+            // done), a step per slice.
+            if !closing.participants_step(parts(), &ticks) {
+                closing.slice(report, &mut export, &mut io, &mut totals);
+            }
         }
     }
 }

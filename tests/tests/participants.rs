@@ -571,7 +571,7 @@ fn firmware_size_sampled_accuracy() {
         "  {} of {} keys at >= 2x the threshold; designed at >= 2x missed: {}; outside 4 sigma: {:?}",
         total.big, total.above, total.designed_big_missed, total.outside
     );
-    assert_eq!(FirmwareParticipants::MEMORY_BYTES, 10_304); // 10 280 on the Cortex-M4 (`monitor:` line)
+    assert_eq!(FirmwareParticipants::MEMORY_BYTES, 10_304); // the same on the Cortex-M4 (`monitor:` line)
                                                             // Every designed participant at >= 2x the threshold is named wherever the lists
                                                             // (8 rows each, the firmware's) had room for every qualifier.
     assert!(uncut_missed.is_empty(), "{uncut_missed:?}");
