@@ -18,6 +18,10 @@
 //! malformed: the frames `cargo xtask demo` replays). Every class but the attack
 //! frames' share is the demo's population (Zipf(1), 10 000 flows, seed 7).
 //!
+//! The same run checks the firmware's DDoS participants (issue 28): each hscan,
+//! vscan, ddos-v4, ddos-v6 and ddos-multi epoch's `participant:` lines name every
+//! participant the generator designed for it.
+//!
 //! The test also checks that each epoch is the class it was fed (the `epoch:` line's
 //! frames and IP packets are that class's, from the generator's truth) and that the
 //! run-wide `cost:` line is the epochs' figures folded together. It prints the table
@@ -161,37 +165,7 @@ fn measure_classes(enforce: bool) {
         "run mean {mean}, epochs' {}",
         weighted / sent
     );
-    // Issue 28: the DDoS participants each attack epoch was built with are named in
-    // its `participant:` lines (scanners by their source, vertical scans by source
-    // and target, victims by their address) — the firmware's sampled sketches at 2 %
-    // of the epoch's distinct pairs. Not the hidden scanners (about 1 % each).
-    let named = participant_lines(&stdout);
-    for (n, (&class, want)) in classes.iter().zip(&designed).enumerate() {
-        let got = named.get(&(n as u64)).map_or(&[][..], Vec::as_slice);
-        println!(
-            "{:<11} participants named: {:?}",
-            class.name(),
-            got.iter()
-                .map(|(r, k)| format!("{r} {k:?}"))
-                .collect::<Vec<_>>()
-        );
-        if matches!(
-            class,
-            TrafficClass::HScan
-                | TrafficClass::VScan
-                | TrafficClass::DdosV4
-                | TrafficClass::DdosV6
-                | TrafficClass::DdosMulti
-        ) {
-            assert!(!want.is_empty(), "{class}: designed participants");
-            for k in want {
-                assert!(
-                    got.iter().any(|(_, g)| g == k),
-                    "{class}: {k:?} not named by the firmware: {got:?}"
-                );
-            }
-        }
-    }
+    check_participants(&stdout, &classes, &designed);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut demo = stderr.lines().filter(|l| l.starts_with("xtask: replay"));
     println!(
@@ -250,6 +224,40 @@ fn write_capture(pcap: &Path, classes: &[TrafficClass]) -> (Vec<(u64, u64)>, Vec
         participants.push(designed(&cfg));
     }
     (expected, participants)
+}
+
+/// Issue 28: the DDoS participants each attack epoch was built with are named in its
+/// `participant:` lines (scanners by their source, vertical scans by source and
+/// target, victims by their address) — the firmware's sampled sketches at 2 % of the
+/// epoch's distinct pairs. Not the hidden scanners (about 1 % each).
+fn check_participants(stdout: &str, classes: &[TrafficClass], designed: &[Vec<SpreadKey>]) {
+    let named = participant_lines(stdout);
+    for (n, (&class, want)) in classes.iter().zip(designed).enumerate() {
+        let got = named.get(&(n as u64)).map_or(&[][..], Vec::as_slice);
+        println!(
+            "{:<11} participants named: {:?}",
+            class.name(),
+            got.iter()
+                .map(|(r, k)| format!("{r} {k:?}"))
+                .collect::<Vec<_>>()
+        );
+        if matches!(
+            class,
+            TrafficClass::HScan
+                | TrafficClass::VScan
+                | TrafficClass::DdosV4
+                | TrafficClass::DdosV6
+                | TrafficClass::DdosMulti
+        ) {
+            assert!(!want.is_empty(), "{class}: designed participants");
+            for k in want {
+                assert!(
+                    got.iter().any(|(_, g)| g == k),
+                    "{class}: {k:?} not named by the firmware: {got:?}"
+                );
+            }
+        }
+    }
 }
 
 /// Per epoch number: the participants the `participant:` lines name (role, address,
