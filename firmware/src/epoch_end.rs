@@ -30,12 +30,16 @@ use loxo_lan9118::{Lan9118, Mmio};
 
 use crate::board::{Led, Ticks};
 use crate::net::Net;
-use crate::{EpochReport, Link, Monitor, Totals, CANDIDATES, SEED};
+use crate::{EpochReport, Link, Monitor, Parts, PartsReport, Totals, CANDIDATES, SEED};
 
 /// The closed epoch's top-k candidates, copied out of the monitor at the close. (Its
 /// distinct-flow sketch needs no copy: the close writes it into the sketch buffer as
 /// a dense frame, `Hll::encode_dense_unsealed_into` — the register bytes as they are.)
 static mut SNAP_TOP: SpaceSaving<FlowKey, CANDIDATES> = SpaceSaving::new();
+
+/// The closed epoch's participants (filled at the close, logged and exported in
+/// slices).
+static mut PARTS_REPORT: PartsReport = PartsReport::new();
 
 /// Most datagram pumps at a close waiting for the last epoch's sketch datagrams.
 const CLOSE_PUMPS: u32 = 4_096;
@@ -65,6 +69,8 @@ enum Step {
     Idle,
     /// Log the report (`epoch:`, `elephant:`, `blocklisted:`, `malformed:` lines).
     Log,
+    /// Log the participants (`participants:`, `participant:` lines).
+    LogParticipants,
     /// Write the CRC of the distinct-flow frame the close wrote (apart from the
     /// close, which must stay short).
     SealFlows,
@@ -76,19 +82,23 @@ enum Step {
     LogSketch,
     /// Build and send the IPFIX messages, log the `export:` line.
     Ipfix,
+    /// Build and send the participants' IPFIX messages.
+    IpfixParticipants,
     /// Hand the two sketch frames to the datagram queue.
     Queue,
 }
 
 impl Step {
-    const ALL: [Self; 8] = [
+    const ALL: [Self; 10] = [
         Self::Idle,
         Self::Log,
+        Self::LogParticipants,
         Self::SealFlows,
         Self::Ship,
         Self::EncodeTopK,
         Self::LogSketch,
         Self::Ipfix,
+        Self::IpfixParticipants,
         Self::Queue,
     ];
 
@@ -96,11 +106,13 @@ impl Step {
         match self {
             Self::Idle => "pump",
             Self::Log => "log",
+            Self::LogParticipants => "log_participants",
             Self::SealFlows => "seal_flows",
             Self::Ship => "ship_sketch_frame",
             Self::EncodeTopK => "encode_topk",
             Self::LogSketch => "log_sketch",
             Self::Ipfix => "ipfix",
+            Self::IpfixParticipants => "ipfix_participants",
             Self::Queue => "queue",
         }
     }
@@ -115,6 +127,8 @@ impl Step {
 #[derive(Debug, Default)]
 struct Costs {
     atomic_max: u32,
+    /// The longest participants report step.
+    parts_step_max: u32,
     step_max: [u32; Step::ALL.len()],
     step_count: [u32; Step::ALL.len()],
     /// This epoch's export so far (atomic part, slices, its datagram pumps).
@@ -138,7 +152,10 @@ pub(crate) struct Closing {
     led_lit: bool,
     /// The closed epoch's distinct-flow estimate, rounded (the `sketch:` line).
     flows_estimate: u64,
+    /// Ticks the participants' report took at the close.
+    parts_ticks: u32,
     snap_top: &'static mut SpaceSaving<FlowKey, CANDIDATES>,
+    parts: &'static mut PartsReport,
     costs: Costs,
 }
 
@@ -147,6 +164,8 @@ impl Closing {
     pub(crate) fn take() -> Self {
         // SAFETY: `take` runs once (from `main`), so these are the only references.
         let snap_top = unsafe { &mut *core::ptr::addr_of_mut!(SNAP_TOP) };
+        // SAFETY: as for SNAP_TOP.
+        let parts = unsafe { &mut *core::ptr::addr_of_mut!(PARTS_REPORT) };
         Self {
             step: Step::Idle,
             epoch: 0,
@@ -161,7 +180,9 @@ impl Closing {
             closed_at: 0,
             led_lit: false,
             flows_estimate: 0,
+            parts_ticks: 0,
             snap_top,
+            parts,
             costs: Costs::default(),
         }
     }
@@ -173,12 +194,14 @@ impl Closing {
     pub(crate) fn close(
         &mut self,
         monitor: &mut Monitor,
+        parts: &mut Parts,
         report: &mut EpochReport,
         export: &mut Export,
         io: &mut Io<'_>,
         totals: &mut Totals,
         led: &mut Led,
     ) {
+        self.report_participants_now(parts);
         if self.step != Step::Idle {
             defmt::warn!(
                 "export of epoch {=u32} not finished when the next epoch closed: finishing it now",
@@ -216,6 +239,10 @@ impl Closing {
         io.nic.update_drop_counter();
         self.epoch = totals.epochs;
         crate::end_epoch(monitor, report, totals, led);
+        // The participants' report runs in slices, before the export's
+        // (`participants_step`): the sketches stay as they are until it is done.
+        parts.close(report.frames);
+        self.parts_ticks = 0;
         self.led_lit = led.is_lit();
         let end_ms = export.boot_ms + io.net.now_ms(io.ticks);
         self.times = loxo_ipfix::Times {
@@ -231,14 +258,43 @@ impl Closing {
         self.costs.epoch_ticks = u64::from(dt);
     }
 
-    /// Whether the export (its steps, or its datagrams in `net`) is still pending
-    /// half an epoch after the close (`frames`: the run's frame count): the slices
+    /// One step of the closed epoch's participants report, if one is in progress
+    /// (run by `main` as a slice, before the export's: five steps of at most about
+    /// 40 000 instructions; the next epoch's offers are not counted until the last
+    /// is done — the frames of a few slices' wait). Returns whether there was one.
+    pub(crate) fn participants_step(&mut self, parts: &mut Parts, ticks: &Ticks) -> bool {
+        if !parts.reporting() {
+            return false;
+        }
+        let t0 = ticks.now();
+        if parts.report_step(self.parts) {
+            self.parts.epoch = self.epoch;
+        }
+        let dt = Ticks::elapsed(t0, ticks.now());
+        self.parts_ticks += dt;
+        self.costs.parts_step_max = self.costs.parts_step_max.max(dt);
+        self.costs.epoch_ticks += u64::from(dt);
+        true
+    }
+
+    /// Completes a participants report in progress now (at END, or a close that
+    /// comes before it is done).
+    pub(crate) fn report_participants_now(&mut self, parts: &mut Parts) {
+        while parts.reporting() {
+            if parts.report_step(self.parts) {
+                self.parts.epoch = self.epoch;
+            }
+        }
+    }
+
+    /// Whether the export (its steps, the participants' report — `participants` —,
+    /// or its datagrams in `net`) is still pending half an epoch after the close (`frames`: the run's frame count): the slices
     /// then run whatever the line-rate model says, so that it is out before the next
     /// close must overwrite the sketch buffer.
-    pub(crate) fn overdue(&self, frames: u64, net: &Net) -> bool {
+    pub(crate) fn overdue(&self, frames: u64, net: &Net, participants: bool) -> bool {
         // The frame count first: the datagram queue is asked only past half an epoch.
         frames.saturating_sub(self.closed_at) > u64::from(crate::EPOCH_FRAMES / 2)
-            && (self.step != Step::Idle || net.busy())
+            && (self.step != Step::Idle || participants || net.busy())
     }
 
     /// Runs one slice of the pending export: the next step, or one sketch datagram
@@ -304,6 +360,10 @@ impl Closing {
             Step::Idle => Step::Idle,
             Step::Log => {
                 crate::log_epoch(report, self.led_lit);
+                Step::LogParticipants
+            }
+            Step::LogParticipants => {
+                crate::log_participants(self.parts, self.parts_ticks);
                 if self.flows == 0 {
                     Step::EncodeTopK
                 } else {
@@ -356,6 +416,10 @@ impl Closing {
             }
             Step::Ipfix => {
                 send_ipfix(export, report, self.times, epoch, io);
+                Step::IpfixParticipants
+            }
+            Step::IpfixParticipants => {
+                send_participants(export, self.parts, self.times, epoch, io);
                 Step::Queue
             }
             Step::Queue => {
@@ -371,10 +435,11 @@ impl Closing {
         let c = &self.costs;
         let slice_max = c.step_max.iter().copied().max().unwrap_or(0);
         defmt::info!(
-            "epoch_end: atomic_insns_max={=u32} slice_insns_max={=u32} window_insns_max={=u32} spread_frames_max={=u64}",
+            "epoch_end: atomic_insns_max={=u32} slice_insns_max={=u32} participants_step_insns_max={=u32} window_insns_max={=u32} spread_frames_max={=u64}",
             insns(c.atomic_max),
             insns(slice_max),
-            insns(c.atomic_max.max(slice_max)),
+            insns(c.parts_step_max),
+            insns(c.atomic_max.max(slice_max).max(c.parts_step_max)),
             c.spread_max
         );
         for s in Step::ALL {
@@ -433,6 +498,45 @@ fn ship_chunk(
     );
     crate::transmit(nic, f.get(..len).unwrap_or(&[]));
     end
+}
+
+/// Sends the closed epoch's participants as IPFIX messages (templates 259–264; one
+/// UDP datagram each).
+fn send_participants(
+    export: &mut Export,
+    parts: &PartsReport,
+    times: loxo_ipfix::Times,
+    epoch: u32,
+    io: &mut Io<'_>,
+) {
+    let mut msg = [0u8; 1472];
+    let (mut messages, mut records) = (0u32, 0usize);
+    match export.ipfix.participant_messages(parts, times) {
+        Ok(mut m) => loop {
+            match m.next_into(&mut msg) {
+                Ok(Some(n)) => {
+                    if let Some(b) = msg.get(..n) {
+                        io.net.send_ipfix(io.nic, io.ticks, b);
+                        messages += 1;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    defmt::warn!("ipfix participants: {}", e);
+                    break;
+                }
+            }
+        },
+        Err(e) => defmt::warn!("ipfix participants: {}", e),
+    }
+    records += parts.scanners.len() + parts.victims.len();
+    defmt::info!(
+        "export_participants: epoch={=u32} ipfix_messages={=u32} records={=usize} sequence={=u32}",
+        epoch,
+        messages,
+        records,
+        export.ipfix.sequence_number()
+    );
 }
 
 /// Sends the report's elephants as IPFIX messages (one UDP datagram each).

@@ -5,7 +5,9 @@
 //! Data path: LAN9118 RX FIFO → frame buffer → `loxo_flow::FlowMonitor`
 //! (parse → `FlowKey` → one keyed hash → Space-Saving candidates, Count-Min, HLL,
 //! Bloom) → `Report`
-//! per epoch (defmt) and the "elephant present" LED.
+//! per epoch (defmt) and the "elephant present" LED; each flow's first frame also
+//! feeds `loxo_flow::SampledParticipants` (spread sketches, sampled under a
+//! per-frame budget) → `ParticipantsReport` (scanners and victims, defmt and IPFIX).
 #![no_std]
 #![no_main]
 
@@ -26,7 +28,10 @@ use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug;
 use defmt_semihosting as _;
 use embedded_hal::digital::OutputPin;
-use loxo_flow::{ByteWeight, Config, EpochPolicy, FlowMonitor, ParseError, Report, ShareOf, Theta};
+use loxo_flow::{
+    ByteWeight, Config, EpochPolicy, FirmwareParticipants, FlowMonitor, ParseError,
+    ParticipantsConfig, ParticipantsReport, Report, ShareOf, Theta,
+};
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
 use board::{Led, Ticks, INSNS_PER_TICK};
@@ -116,6 +121,28 @@ pub(crate) const CONFIG: Config = Config {
     policy: EpochPolicy::Reset,
 };
 static mut MONITOR: Monitor = Monitor::with_candidates(CONFIG);
+/// The DDoS participants' sketches: `loxo_flow::FirmwareParticipants` (≈ 10.4 KiB),
+/// fed with each flow's first frame by [`feed`], sampled under a budget of one
+/// sampled pair per `2^`[`PARTICIPANTS_RATE_SHIFT`] frames.
+pub(crate) type Parts = FirmwareParticipants;
+/// Participants are those at 2 % of the epoch's distinct pairs (the device default:
+/// the sketch's noise is too large at 1 %), with the monitor's seed.
+pub(crate) const PARTICIPANTS: ParticipantsConfig = ParticipantsConfig {
+    seed: SEED,
+    ..ParticipantsConfig::DEVICE
+};
+/// The sampling budget's `log2` frames per sampled offer: 16 (`SampledParticipants`;
+/// the added cost per frame is measured in `firmware/README.md`).
+const PARTICIPANTS_RATE_SHIFT: u8 = 4;
+static mut PARTS: Parts = Parts::new(PARTICIPANTS, PARTICIPANTS_RATE_SHIFT);
+/// Built with `LOXO_NO_PARTICIPANTS` set: no frame is offered to the participants'
+/// sketches — the baseline the per-frame cost they add is measured against
+/// (`firmware/README.md`).
+const NO_PARTICIPANTS: bool = option_env!("LOXO_NO_PARTICIPANTS").is_some();
+/// Rows of each list (scanners, victims) of the participants' report.
+pub(crate) const PARTICIPANT_ROWS: usize = 8;
+/// The closed epoch's participants.
+pub(crate) type PartsReport = ParticipantsReport<PARTICIPANT_ROWS>;
 /// The blocklist in flash: a `binary-fuse` frame written on the host by `loxo
 /// build-filter --seed` with the device seed (`LOXO_BLOCKLIST` at build time; `cargo
 /// xtask demo` generates one); empty when none was given.
@@ -203,6 +230,7 @@ fn main() -> ! {
     }
     let ipfix = match loxo_ipfix::Exporter::new(loxo_ipfix::Config {
         observation_domain_id: OBSERVATION_DOMAIN,
+        participant_records: true,
         ..loxo_ipfix::Config::DEFAULT
     }) {
         Ok(x) => x,
@@ -283,6 +311,7 @@ fn main() -> ! {
                         link: &link,
                         ticks: &ticks,
                     };
+                    closing.report_participants_now(parts());
                     closing.finish(report, &mut export, &mut io, &mut totals);
                     flush(&mut nic, &mut net, &ticks, buf);
                     // The last, partial epoch, its export sent before the verdict.
@@ -292,7 +321,16 @@ fn main() -> ! {
                         link: &link,
                         ticks: &ticks,
                     };
-                    closing.close(monitor, report, &mut export, &mut io, &mut totals, &mut led);
+                    closing.close(
+                        monitor,
+                        parts(),
+                        report,
+                        &mut export,
+                        &mut io,
+                        &mut totals,
+                        &mut led,
+                    );
+                    closing.report_participants_now(parts());
                     closing.finish(report, &mut export, &mut io, &mut totals);
                     flush(&mut nic, &mut net, &ticks, buf);
                     closing.log_costs();
@@ -324,15 +362,27 @@ fn main() -> ! {
         };
         if epoch_over {
             // What must see the closed epoch before the next frame: snapshots, report.
-            closing.close(monitor, report, &mut export, &mut io, &mut totals, &mut led);
+            closing.close(
+                monitor,
+                parts(),
+                report,
+                &mut export,
+                &mut io,
+                &mut totals,
+                &mut led,
+            );
         } else if model.lag_now(ticks.now()) <= SLICE_LAG
-            || closing.overdue(u64::from(totals.frames), io.net)
+            || closing.overdue(u64::from(totals.frames), io.net, parts().reporting())
         {
             // The rest of the export, a slice at a time while the FIFO is nearly empty
             // — or, past half an epoch with the export still pending (frames never
             // left the slices room: a flood at line rate), anyway: the RX FIFO may
             // then overflow (counted by the NIC), but the export is never dropped.
-            closing.slice(report, &mut export, &mut io, &mut totals);
+            // The participants' report first (its sketches take no offer until it is
+            // done), a step per slice.
+            if !closing.participants_step(parts(), &ticks) {
+                closing.slice(report, &mut export, &mut io, &mut totals);
+            }
         }
     }
 }
@@ -340,10 +390,28 @@ fn main() -> ! {
 /// Counts one frame: the monitor's per-frame path in a function of its own, so that
 /// its registers are allocated for it alone — inlined into `main`'s loop, its cost
 /// moved with whatever else the loop held (the epoch end's slices added 40
-/// instructions per frame to an unchanged monitor).
+/// instructions per frame to an unchanged monitor). A flow's first frame is also
+/// offered to the participants' sketches, with the source's digest the monitor
+/// computed (a keyed draw decides whether it is sampled; see `SampledParticipants`).
 #[inline(never)]
 fn feed(monitor: &mut Monitor, frame: &[u8]) -> bool {
-    monitor.feed_configured(frame, &CONFIG)
+    if NO_PARTICIPANTS {
+        return monitor.feed_configured(frame, &CONFIG);
+    }
+    // The closure captures nothing: a reference to the participants held across the
+    // monitor's path costs it a register (measured: 4–6 instructions per frame).
+    monitor.feed_observing(frame, &CONFIG, |key, src, frames| {
+        parts().offer(key, src, frames as u32);
+    })
+}
+
+/// The participants' sketches. Every use is a short borrow that ends with its
+/// statement (`main`'s loop, `feed`'s first-frame closure): one thread, no interrupt
+/// handler touches them, so no two references are ever live at once.
+#[inline(always)]
+fn parts() -> &'static mut Parts {
+    // SAFETY: see above — each caller's borrow ends before the next is taken.
+    unsafe { &mut *core::ptr::addr_of_mut!(PARTS) }
 }
 
 /// How far behind line rate (arrival model) the firmware may be when a slice of the
@@ -569,6 +637,42 @@ fn log_epoch(r: &EpochReport, led_lit: bool) {
     }
 }
 
+/// Logs the closed epoch's participants: a `participants:` line (thresholds, the
+/// distinct pairs they are a share of, sampling, noise) and a `participant:` line per
+/// scanner and victim, addresses in their usual text.
+fn log_participants(r: &PartsReport, ticks: u32) {
+    defmt::info!(
+        "participants: epoch={=u32} report_insns={=u32} pairs={=u64} triples={=u64} threshold={=u64} port_threshold={=u64} sampling={=u8} sampling_rose={=bool} noisy={=bool} scanners={=usize} scanners_left_out={=u32} victims={=usize} victims_left_out={=u32}",
+        r.epoch,
+        ticks * INSNS_PER_TICK,
+        r.pairs.value as u64,
+        r.triples.value as u64,
+        r.threshold as u64,
+        r.port_threshold as u64,
+        r.sampling,
+        r.sampling_rose,
+        r.noisy(),
+        r.scanners.len(),
+        r.scanners_left_out,
+        r.victims.len(),
+        r.victims_left_out
+    );
+    for (rank, p) in r.scanners.iter().chain(r.victims.iter()).enumerate() {
+        defmt::info!(
+            "participant: epoch={=u32} rank={=usize} role={=str} estimate={=u64} sigma={=u64} lower={=u64} upper={=u64} saturated={=bool} {}",
+            r.epoch,
+            rank,
+            p.role.name(),
+            p.spread.value as u64,
+            p.spread.sigma as u64,
+            p.lower as u64,
+            p.upper as u64,
+            p.saturated,
+            p
+        );
+    }
+}
+
 /// Logs the closing epoch's per-frame cost (a traffic class fed as whole epochs gets
 /// its own figures), folds it into the run's and starts the next epoch's afresh.
 /// Once per epoch: kept out of line, away from the per-frame path's code.
@@ -632,9 +736,11 @@ fn finish(
         dropped
     );
     defmt::info!(
-        "monitor: memory={=usize} report={=usize}",
+        "monitor: memory={=usize} report={=usize} participants={=usize} participants_report={=usize}",
         monitor.memory_bytes(),
-        core::mem::size_of::<EpochReport>()
+        core::mem::size_of::<EpochReport>(),
+        Parts::MEMORY_BYTES,
+        core::mem::size_of::<PartsReport>()
     );
     // SAFETY: as in `epoch_cost`; the last epoch was closed (and folded in) before.
     let cost: &cost_hist::CostHistogram = unsafe { &*core::ptr::addr_of!(RUN_COST) };

@@ -18,6 +18,10 @@
 //! malformed: the frames `cargo xtask demo` replays). Every class but the attack
 //! frames' share is the demo's population (Zipf(1), 10 000 flows, seed 7).
 //!
+//! The same run checks the firmware's DDoS participants (issue 28): each hscan,
+//! vscan, ddos-v4, ddos-v6 and ddos-multi epoch's `participant:` lines name every
+//! participant the generator designed for it.
+//!
 //! The test also checks that each epoch is the class it was fed (the `epoch:` line's
 //! frames and IP packets are that class's, from the generator's truth) and that the
 //! run-wide `cost:` line is the epochs' figures folded together. It prints the table
@@ -31,7 +35,9 @@ use std::io::BufWriter;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use loxo_cli::trace::{generate_with_truth, Expected, Popularity, TraceConfig, TrafficClass};
+use loxo_cli::trace::{
+    designed, generate_with_truth, Expected, Popularity, SpreadKey, TraceConfig, TrafficClass,
+};
 use loxo_tests::demo::fields;
 use pcap_file::pcap::{PcapPacket, PcapWriter};
 
@@ -83,7 +89,7 @@ fn measure_classes(enforce: bool) {
         .filter(|&c| c != TrafficClass::Mix)
         .collect();
     classes.push(TrafficClass::Mix);
-    let expected = write_capture(&pcap, &classes);
+    let (expected, designed) = write_capture(&pcap, &classes);
     let generated = started.elapsed();
 
     let pcap_arg = pcap.to_string_lossy().into_owned();
@@ -159,6 +165,7 @@ fn measure_classes(enforce: bool) {
         "run mean {mean}, epochs' {}",
         weighted / sent
     );
+    check_participants(&stdout, &classes, &designed);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut demo = stderr.lines().filter(|l| l.starts_with("xtask: replay"));
     println!(
@@ -179,9 +186,10 @@ fn measure_classes(enforce: bool) {
 /// frames the firmware gets and the IP packets among them. The demo's sub-14-byte
 /// runts, which `loxo replay` cannot send, are left out: they shorten only the last
 /// epoch (the mix, last).
-fn write_capture(pcap: &Path, classes: &[TrafficClass]) -> Vec<(u64, u64)> {
+fn write_capture(pcap: &Path, classes: &[TrafficClass]) -> (Vec<(u64, u64)>, Vec<Vec<SpreadKey>>) {
     let mut w = PcapWriter::new(BufWriter::new(File::create(pcap).unwrap())).unwrap();
     let mut expected = Vec::new();
+    let mut participants = Vec::new();
     let mut i = 0u64;
     for &class in classes {
         let cfg = TraceConfig {
@@ -213,8 +221,74 @@ fn write_capture(pcap: &Path, classes: &[TrafficClass]) -> Vec<(u64, u64)> {
         .unwrap();
         assert!(class == TrafficClass::Mix || frames == EPOCH, "{class}");
         expected.push((frames, packets));
+        participants.push(designed(&cfg));
     }
-    expected
+    (expected, participants)
+}
+
+/// Issue 28: the DDoS participants each attack epoch was built with are named in its
+/// `participant:` lines (scanners by their source, vertical scans by source and
+/// target, victims by their address) — the firmware's sampled sketches at 2 % of the
+/// epoch's distinct pairs. Not the hidden scanners (about 1 % each).
+fn check_participants(stdout: &str, classes: &[TrafficClass], designed: &[Vec<SpreadKey>]) {
+    let named = participant_lines(stdout);
+    for (n, (&class, want)) in classes.iter().zip(designed).enumerate() {
+        let got = named.get(&(n as u64)).map_or(&[][..], Vec::as_slice);
+        println!(
+            "{:<11} participants named: {:?}",
+            class.name(),
+            got.iter()
+                .map(|(r, k)| format!("{r} {k:?}"))
+                .collect::<Vec<_>>()
+        );
+        if matches!(
+            class,
+            TrafficClass::HScan
+                | TrafficClass::VScan
+                | TrafficClass::DdosV4
+                | TrafficClass::DdosV6
+                | TrafficClass::DdosMulti
+        ) {
+            assert!(!want.is_empty(), "{class}: designed participants");
+            for k in want {
+                assert!(
+                    got.iter().any(|(_, g)| g == k),
+                    "{class}: {k:?} not named by the firmware: {got:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Per epoch number: the participants the `participant:` lines name (role, address,
+/// a vertical scan's target).
+fn participant_lines(stdout: &str) -> BTreeMap<u64, Vec<(String, SpreadKey)>> {
+    let mut out: BTreeMap<u64, Vec<(String, SpreadKey)>> = BTreeMap::new();
+    for line in stdout.lines().filter(|l| !l.starts_with("report.")) {
+        let Some(f) = fields(line, "participant: ") else {
+            continue;
+        };
+        // `... saturated=false victim 192.0.2.10: ~...` or `vertical a -> b: ~...`.
+        let text = &line[line.find(" saturated=").unwrap() + 1..];
+        let t: Vec<&str> = text.split_whitespace().collect();
+        let addr = |s: &str| -> std::net::IpAddr {
+            s.trim_end_matches(':')
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse()
+                .unwrap()
+        };
+        let role = f["role"].to_owned();
+        let key = match role.as_str() {
+            "victim" => SpreadKey::Destination(addr(t[2])),
+            "vertical" => SpreadKey::Pair(addr(t[2]), addr(t[4])),
+            _ => SpreadKey::Source(addr(t[2])),
+        };
+        out.entry(f["epoch"].parse().unwrap())
+            .or_default()
+            .push((role, key));
+    }
+    out
 }
 
 /// Per epoch number: the `epoch:` line's frames and IP packets, and the `epoch_cost:`

@@ -442,6 +442,10 @@ fn nfdump_listing(out: &str) -> Vec<(FlowKey, u64, u64)> {
         .lines()
         .skip(2)
         .take_while(|l| !l.starts_with('('))
+        // A DDoS participant's record (templates 259–264: addresses and a distinct
+        // count, no packets or bytes) is listed by nfdump as a flow of nothing: not
+        // an elephant.
+        .filter(|l| !l.trim_end().ends_with(" 0 0"))
         .map(|l| {
             let t: Vec<&str> = l.split_whitespace().collect();
             assert_eq!(t.len(), 9, "{l}");

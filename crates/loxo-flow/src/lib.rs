@@ -50,8 +50,9 @@ pub use parse::{
     ByteWeight, CapturedError, Flow, ParseError, Parsed, MAX_IPV6_EXTENSIONS,
 };
 pub use participants::{
-    DeviceParticipants, Endpoints, HostParticipants, Participant, Participants, ParticipantsConfig,
-    ParticipantsReport, Role, BOUNDS_Z, DEFAULT_PARTICIPANTS, NOISE_Z, REPORT_Z,
+    DeviceParticipants, Endpoints, FirmwareParticipants, HostParticipants, Participant,
+    Participants, ParticipantsConfig, ParticipantsReport, Role, SampledParticipants, BOUNDS_Z,
+    DEFAULT_PARTICIPANTS, NOISE_Z, REPORT_Z,
 };
 pub use theta::{Theta, ThetaError};
 mod monitor;

@@ -516,9 +516,13 @@ impl<const N: usize> FlowMonitor<N> {
             self.config.policy,
             self.config.epoch_packets,
         );
-        self.count(share_of, policy, epoch, || {
-            parse_frame_weighted(frame, byte_weight)
-        })
+        self.count(
+            share_of,
+            policy,
+            epoch,
+            || parse_frame_weighted(frame, byte_weight),
+            |_, _, _| {},
+        )
     }
 
     /// [`feed`](Self::feed) with the whole configuration given by the caller, who must
@@ -550,9 +554,63 @@ impl<const N: usize> FlowMonitor<N> {
             config, &self.config,
             "feed_configured: not the configuration"
         );
-        self.count(config.share_of, config.policy, config.epoch_packets, || {
-            parse_frame_weighted(frame, config.byte_weight)
-        })
+        self.count(
+            config.share_of,
+            config.policy,
+            config.epoch_packets,
+            || parse_frame_weighted(frame, config.byte_weight),
+            |_, _, _| {},
+        )
+    }
+
+    /// [`feed_configured`](Self::feed_configured) that also hands `first` each flow's
+    /// first frame of the epoch — every frame the monitor counts the source of: the
+    /// first frames its new-flow filter calls new, and every frame while the filter is
+    /// past its design load or sampling — with the source's 32-bit digest the monitor
+    /// finished for its distinct-source sketch (the first output word of the HalfSipHash
+    /// state after the source's words: [`Participants::address_digest`](crate::Participants::address_digest)
+    /// of the source) and the epoch's frame count so far (this frame included). A
+    /// [`SampledParticipants`](crate::SampledParticipants) is fed this way: repeats of
+    /// a flow change nothing in it, so the first frames suffice.
+    ///
+    /// ```
+    /// use loxo_flow::{Config, FlowMonitor, Participants, ParticipantsConfig};
+    ///
+    /// const CONFIG: Config = Config::DEFAULT;
+    /// let mut m = FlowMonitor::new(CONFIG);
+    /// let p = Box::new(Participants::<64, 8, 64, 4, 16>::new(ParticipantsConfig::HOST));
+    /// let mut frame = [0u8; 60];
+    /// frame[12..14].copy_from_slice(&[0x08, 0x00]); // IPv4
+    /// frame[14] = 0x45;
+    /// frame[16..18].copy_from_slice(&46u16.to_be_bytes());
+    /// frame[23] = 17; // UDP
+    /// frame[26..30].copy_from_slice(&[10, 0, 0, 1]);
+    /// let mut firsts = Vec::new();
+    /// for _ in 0..3 {
+    ///     m.feed_observing(&frame, &CONFIG, |key, src, frames| firsts.push((*key, src, frames)));
+    /// }
+    /// assert_eq!(firsts.len(), 1); // the flow's first frame only
+    /// assert_eq!(firsts[0].1, p.address_digest(&[10, 0, 0, 1]));
+    /// assert_eq!(firsts[0].2, 1);
+    /// ```
+    #[inline(always)]
+    pub fn feed_observing(
+        &mut self,
+        frame: &[u8],
+        config: &Config,
+        first: impl FnMut(&FlowKey, u32, u64),
+    ) -> bool {
+        debug_assert_eq!(
+            config, &self.config,
+            "feed_observing: not the configuration"
+        );
+        self.count(
+            config.share_of,
+            config.policy,
+            config.epoch_packets,
+            || parse_frame_weighted(frame, config.byte_weight),
+            first,
+        )
     }
 
     /// Feeds a frame of which a capture holds only the first bytes (`tcpdump -s N`):
@@ -569,12 +627,14 @@ impl<const N: usize> FlowMonitor<N> {
                 self.config.policy,
                 self.config.epoch_packets,
                 || Ok(p),
+                |_, _, _| {},
             ),
             Err(CapturedError::Malformed(e)) => self.count(
                 self.config.share_of,
                 self.config.policy,
                 self.config.epoch_packets,
                 || Err(e),
+                |_, _, _| {},
             ),
             Err(CapturedError::Snapped { .. }) => {
                 self.frames = self.frames.saturating_add(1);
@@ -601,6 +661,7 @@ impl<const N: usize> FlowMonitor<N> {
         policy: EpochPolicy,
         epoch_packets: u32,
         parse: impl FnOnce() -> Result<Parsed, ParseError>,
+        mut on_first: impl FnMut(&FlowKey, u32, u64),
     ) -> bool {
         self.frames = self.frames.saturating_add(1);
         match parse() {
@@ -668,6 +729,10 @@ impl<const N: usize> FlowMonitor<N> {
                 // often a false positive or unsampled: then every frame counts its
                 // source.
                 if !known || self.new.overloaded() {
+                    // The source's 32-bit digest: the distinct-source sketch's, and the
+                    // first-frame observer's (unused, and not computed, with a blocklist
+                    // and no observer).
+                    let sd = src.finish_lo();
                     if self.sources_sip {
                         // A blocklist holds SipHash-1-3 digests of addresses (`loxo
                         // build-filter`): with one, the source's SipHash serves both
@@ -680,7 +745,7 @@ impl<const N: usize> FlowMonitor<N> {
                             }
                         }
                     } else {
-                        self.sources.insert_hash(source_digest(src));
+                        self.sources.insert_hash(source_digest(sd));
                         if let (false, Some(b)) = (known, &self.blocklist) {
                             // Set during this epoch: its sources keep their digest.
                             let src = f.key.src_sip_hash(&self.block_sip);
@@ -689,6 +754,7 @@ impl<const N: usize> FlowMonitor<N> {
                             }
                         }
                     }
+                    on_first(&f.key, sd, self.frames);
                 }
                 self.bytes = self.bytes.saturating_add(u64::from(len));
                 if f.fragment {
@@ -888,8 +954,8 @@ impl<const N: usize> FlowMonitor<N> {
 /// caps the sketch's ranks at `32 − SOURCES_P + 1` (a 32-bit HyperLogLog: exact in
 /// law far beyond any epoch's 2³² sources).
 #[inline(always)]
-fn source_digest(src: loxo_core::HalfSipPrefix) -> loxo_core::KeyHash {
-    loxo_core::KeyHash::from_u64(u64::from(src.finish_lo()) << 32 | 0xffff_ffff)
+fn source_digest(src: u32) -> loxo_core::KeyHash {
+    loxo_core::KeyHash::from_u64(u64::from(src) << 32 | 0xffff_ffff)
 }
 
 /// Whether a flow's endpoints may be on the blocklist (`src`: its source's SipHash).

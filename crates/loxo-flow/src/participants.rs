@@ -12,10 +12,12 @@ use loxo_spread::{Spreader, Spreaders};
 use crate::{FlowKey, Theta};
 
 mod report;
+mod sampled;
 #[cfg(test)]
 mod tests;
 
 pub use report::{Participant, ParticipantsReport, Role, DEFAULT_PARTICIPANTS, NOISE_Z};
+pub use sampled::{FirmwareParticipants, SampledParticipants};
 
 /// The key of the vertical-scan sketch: (source, destination).
 pub type Endpoints = (IpAddr, IpAddr);
@@ -312,15 +314,34 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// prefix).
     #[inline]
     pub fn observe_digests(&mut self, key: &FlowKey, src: u32, dst: u32) {
+        self.observe_parts(key, src, dst, true, true);
+    }
+
+    /// [`observe_digests`](Self::observe_digests) of the (source, destination) pair
+    /// (the fan-out and fan-in sketches) when `pair`, of the (source, destination,
+    /// port) triple (the vertical sketch) when `triple`.
+    #[inline(always)]
+    pub(crate) fn observe_parts(
+        &mut self,
+        key: &FlowKey,
+        src: u32,
+        dst: u32,
+        pair: bool,
+        triple: bool,
+    ) {
         let (Some(s), Some(d)) = (ip(key.src_bytes()), ip(key.dst_bytes())) else {
             return;
         };
-        let (sh, dh) = (widen(src), widen(dst));
-        let pair = KeyHash::from_u64(mix64((u64::from(src) << 32 | u64::from(dst)) ^ PAIR_SALT));
-        self.fan_out.insert_pair_hash(&s, sh, pair);
-        self.fan_in.insert_pair_hash(&d, dh, pair);
-        let port = KeyHash::from_u64(u64::from(key.dst_port()).wrapping_mul(PORT_MUL));
-        self.vertical.insert_hashed(&(s, d), pair, port);
+        let pair_hash =
+            KeyHash::from_u64(mix64((u64::from(src) << 32 | u64::from(dst)) ^ PAIR_SALT));
+        if pair {
+            self.fan_out.insert_pair_hash(&s, widen(src), pair_hash);
+            self.fan_in.insert_pair_hash(&d, widen(dst), pair_hash);
+        }
+        if triple {
+            let port = KeyHash::from_u64(u64::from(key.dst_port()).wrapping_mul(PORT_MUL));
+            self.vertical.insert_hashed(&(s, d), pair_hash, port);
+        }
     }
 
     /// Closes the epoch: fills `out` with its scanners and victims (see
@@ -337,76 +358,149 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
         self.epoch = self.epoch.wrapping_add(1);
     }
 
-    /// The running epoch's report so far, without closing it.
-    pub fn report<const R: usize>(&self, out: &mut ParticipantsReport<R>) {
-        // The fan-out and fan-in sketches see the same (source, destination) pairs
-        // through one pair digest, so the same cells and priorities: one estimate.
-        let pairs = self.fan_out.distinct_pairs();
-        let triples = self.vertical.distinct_pairs();
-        let threshold = self.threshold(pairs.value);
-        let port_threshold = self.threshold(triples.value);
-        out.clear();
-        out.epoch = self.epoch;
-        out.share = self.config.share;
-        out.pairs = pairs;
-        out.triples = triples;
-        out.threshold = threshold;
-        out.port_threshold = port_threshold;
-        out.threshold_sigma = self
-            .fan_out
-            .sigma_at(threshold)
-            .max(self.fan_in.sigma_at(threshold));
-        out.port_threshold_sigma = self.vertical.sigma_at(port_threshold);
-
-        let mut found = heapless::Vec::<Spreader<IpAddr>, R>::new();
-        let n = self.fan_in.report(threshold, REPORT_Z, &mut found);
-        for s in &found {
-            let _ = out
-                .victims
-                .push(Participant::of(Role::Victim, s.key, None, s));
-        }
-        out.victims_left_out = left_out(n, found.len());
-
-        let n = self.fan_out.report(threshold, REPORT_Z, &mut found);
-        let mut vertical = heapless::Vec::<Spreader<Endpoints>, R>::new();
-        let nv = self
-            .vertical
-            .report(port_threshold, REPORT_Z, &mut vertical);
-        // Both kinds in one list, by how far each is above its own threshold: the
-        // `R` largest of the up to `2·R` found.
-        let mut h = found.iter().peekable();
-        let mut v = vertical.iter().peekable();
-        let ratio = |x: &f64, t: f64| if t > 0.0 { x / t } else { f64::INFINITY };
-        loop {
-            let next = match (h.peek(), v.peek()) {
-                (Some(a), Some(b)) => {
-                    if ratio(&a.spread.value, threshold) >= ratio(&b.spread.value, port_threshold) {
-                        h.next()
-                            .map(|s| Participant::of(Role::HorizontalScan, s.key, None, s))
-                    } else {
-                        v.next()
-                            .map(|s| Participant::of(Role::VerticalScan, s.key.0, Some(s.key.1), s))
-                    }
-                }
-                (Some(_), None) => h
-                    .next()
-                    .map(|s| Participant::of(Role::HorizontalScan, s.key, None, s)),
-                (None, Some(_)) => v
-                    .next()
-                    .map(|s| Participant::of(Role::VerticalScan, s.key.0, Some(s.key.1), s)),
-                (None, None) => None,
-            };
-            match next {
-                Some(p) if out.scanners.push(p).is_ok() => {}
-                _ => break,
-            }
-        }
-        out.scanners_left_out = left_out(n.saturating_add(nv), out.scanners.len());
+    /// Empties the sketches and counts the epoch closed (after a report).
+    pub(crate) fn end_epoch_cleared(&mut self) {
+        self.clear();
+        self.epoch = self.epoch.wrapping_add(1);
     }
 
-    /// `max(share · base, min_spread)`.
-    fn threshold(&self, base: f64) -> f64 {
-        (self.config.share.to_f64() * base).max(f64::from(self.config.min_spread))
+    /// The running epoch's report so far, without closing it.
+    pub fn report<const R: usize>(&self, out: &mut ParticipantsReport<R>) {
+        self.report_sampled(out, 0, 1);
+    }
+
+    /// [`report`](Self::report) of sketches fed a sample of the pairs, each kept with
+    /// probability `2^−level` ([`SampledParticipants`]): the thresholds are found
+    /// among the sampled pairs (the share is a share of them too; `min_spread` is
+    /// divided by `2^level`), then every figure is scaled up by `2^level` and its
+    /// standard error gains the sampling's binomial variance, `n̂·(2^level − 1)` for
+    /// an estimate `n̂` (a spread `n` sampled at `p` keeps `Bin(n, p)` pairs).
+    /// `sampled` stays the count of sampled pairs the cells hold, an exact minimum.
+    /// Candidates holding fewer than `min_cells` cells are skipped
+    /// ([`Spreaders::report_screened`]).
+    pub(crate) fn report_sampled<const R: usize>(
+        &self,
+        out: &mut ParticipantsReport<R>,
+        level: u8,
+        min_cells: u32,
+    ) {
+        for phase in 0..REPORT_PHASES {
+            self.report_phase(out, level, min_cells, phase);
+        }
+    }
+
+    /// One of the [`REPORT_PHASES`] parts of [`report_sampled`](Self::report_sampled),
+    /// in order from 0 (`out` carries the figures from one to the next): the
+    /// thresholds; their standard errors; the victims; the horizontal scans; the
+    /// vertical scans merged in and, when sampled, the figures scaled. A device runs
+    /// one per frame, so that no part keeps it from its receive FIFO for long.
+    pub(crate) fn report_phase<const R: usize>(
+        &self,
+        out: &mut ParticipantsReport<R>,
+        level: u8,
+        min_cells: u32,
+        phase: u8,
+    ) {
+        let scale = f64::from(1u32 << level.min(31));
+        match phase {
+            0 => {
+                // The fan-out and fan-in sketches see the same (source, destination)
+                // pairs through one pair digest, so the same cells and priorities:
+                // one estimate.
+                let pairs = self.fan_out.distinct_pairs();
+                let triples = self.vertical.distinct_pairs();
+                out.clear();
+                out.epoch = self.epoch;
+                out.share = self.config.share;
+                out.pairs = pairs;
+                out.triples = triples;
+                out.threshold = self.threshold(pairs.value, scale);
+                out.port_threshold = self.threshold(triples.value, scale);
+            }
+            1 => {
+                out.threshold_sigma = self
+                    .fan_out
+                    .sigma_at(out.threshold)
+                    .max(self.fan_in.sigma_at(out.threshold));
+                out.port_threshold_sigma = self.vertical.sigma_at(out.port_threshold);
+            }
+            2 => {
+                let mut found = heapless::Vec::<Spreader<IpAddr>, R>::new();
+                let n = self
+                    .fan_in
+                    .report_screened(out.threshold, REPORT_Z, min_cells, &mut found);
+                for s in &found {
+                    let _ = out
+                        .victims
+                        .push(Participant::of(Role::Victim, s.key, None, s));
+                }
+                out.victims_left_out = left_out(n, found.len());
+            }
+            3 => {
+                let mut found = heapless::Vec::<Spreader<IpAddr>, R>::new();
+                let n =
+                    self.fan_out
+                        .report_screened(out.threshold, REPORT_Z, min_cells, &mut found);
+                for s in &found {
+                    let _ =
+                        out.scanners
+                            .push(Participant::of(Role::HorizontalScan, s.key, None, s));
+                }
+                // The horizontal scans that qualified, until phase 4 counts the
+                // left-out.
+                out.scanners_left_out = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+            4 => {
+                let mut vertical = heapless::Vec::<Spreader<Endpoints>, R>::new();
+                let nv = self.vertical.report_screened(
+                    out.port_threshold,
+                    REPORT_Z,
+                    min_cells,
+                    &mut vertical,
+                );
+                let horizontal = core::mem::replace(&mut out.scanners, heapless::Vec::new());
+                let (threshold, port_threshold) = (out.threshold, out.port_threshold);
+                // Both kinds in one list, by how far each is above its own threshold:
+                // the `R` largest of the up to `2·R` found.
+                let mut h = horizontal.iter().peekable();
+                let mut v = vertical.iter().peekable();
+                let ratio = |x: f64, t: f64| if t > 0.0 { x / t } else { f64::INFINITY };
+                let vertical_of = |s: &Spreader<Endpoints>| {
+                    Participant::of(Role::VerticalScan, s.key.0, Some(s.key.1), s)
+                };
+                loop {
+                    let next = match (h.peek(), v.peek()) {
+                        (Some(a), Some(b)) => {
+                            if ratio(a.spread.value, threshold)
+                                >= ratio(b.spread.value, port_threshold)
+                            {
+                                h.next().copied()
+                            } else {
+                                v.next().map(vertical_of)
+                            }
+                        }
+                        (Some(_), None) => h.next().copied(),
+                        (None, Some(_)) => v.next().map(vertical_of),
+                        (None, None) => None,
+                    };
+                    match next {
+                        Some(p) if out.scanners.push(p).is_ok() => {}
+                        _ => break,
+                    }
+                }
+                let qualified = (out.scanners_left_out as usize).saturating_add(nv);
+                out.scanners_left_out = left_out(qualified, out.scanners.len());
+                if level > 0 {
+                    scale_up(out, scale);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `max(share · base, min_spread / scale)`.
+    fn threshold(&self, base: f64, scale: f64) -> f64 {
+        (self.config.share.to_f64() * base).max(f64::from(self.config.min_spread) / scale)
     }
 
     /// Empties the sketches (the epoch number stays).
@@ -416,6 +510,38 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
         self.vertical.clear();
     }
 }
+
+/// A sampled report's figures at full scale (see `report_sampled`).
+fn scale_up<const R: usize>(out: &mut ParticipantsReport<R>, scale: f64) {
+    let up = |e: &mut loxo_spread::Estimate| {
+        e.value *= scale;
+        e.sigma = sampled_sigma(e.sigma, e.value, scale);
+    };
+    up(&mut out.pairs);
+    up(&mut out.triples);
+    out.threshold_sigma = sampled_sigma(out.threshold_sigma, out.threshold * scale, scale);
+    out.port_threshold_sigma =
+        sampled_sigma(out.port_threshold_sigma, out.port_threshold * scale, scale);
+    out.threshold *= scale;
+    out.port_threshold *= scale;
+    for p in out.scanners.iter_mut().chain(out.victims.iter_mut()) {
+        up(&mut p.spread);
+        let (v, s) = (p.spread.value, p.spread.sigma);
+        p.lower = (v - BOUNDS_Z * s).max(f64::from(p.sampled));
+        p.upper = (v + BOUNDS_Z * s).max(p.lower);
+    }
+}
+
+/// The standard error of `scale·X̂` for a sketch estimate `X̂` of standard error
+/// `sigma` over a `1/scale` sample of a spread estimated at `value`: the sketch's
+/// error scaled, plus the binomial `value·(scale − 1)`.
+fn sampled_sigma(sigma: f64, value: f64, scale: f64) -> f64 {
+    let s = sigma * scale;
+    libm::sqrt(s * s + value.max(0.0) * (scale - 1.0))
+}
+
+/// Phases of a report ([`Participants::report_phase`]).
+pub(crate) const REPORT_PHASES: u8 = 5;
 
 /// How many qualified but were not listed.
 fn left_out(qualified: usize, listed: usize) -> u32 {

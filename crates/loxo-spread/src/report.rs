@@ -75,6 +75,51 @@ where
     n
 }
 
+/// [`report`] of the keys whose tag holds at least `min_cells` cells, given the
+/// occupied cells' tags sorted (`tags`): a run of equal tags shorter than
+/// `min_cells` is skipped without a look at its records or registers, so the cost
+/// is the sort's and the surviving keys' (a key's cells are at most its tag's: tags
+/// of different keys collide with probability `2^−32` per pair).
+pub(crate) fn report_runs<R: PartialEq + Copy, I>(
+    pool: PoolRef<'_>,
+    records: &I,
+    tags: &[u32],
+    threshold: f64,
+    z: f64,
+    min_cells: u32,
+    mut f: impl FnMut(Record<R>, Spreader<()>),
+) -> usize
+where
+    I: Iterator<Item = Record<R>> + Clone,
+{
+    let hist = pool.histogram();
+    let cut = report_load(&hist, pool.stripes, threshold, z);
+    let mut n = 0;
+    let mut at = 0;
+    while let Some(&tag) = tags.get(at) {
+        let run = tags
+            .get(at..)
+            .map_or(0, |t| t.iter().take_while(|&&t| t == tag).count());
+        at += run.max(1);
+        if (run as u32) < min_cells {
+            continue;
+        }
+        let same = records.clone().filter(|r| r.tag == tag);
+        for_each_key(&same, |r| {
+            let sampled = cells_of(records.clone(), r.tag, &r.key);
+            if sampled < min_cells {
+                return;
+            }
+            let key = pool.key_histogram(r.tag);
+            if reaches(&key, &hist, cut) {
+                n += 1;
+                f(r, spreader(&key, &hist, pool.stripes, sampled));
+            }
+        });
+    }
+    n
+}
+
 /// The spread of a key from its register histogram.
 fn spreader(key: &Histogram, hist: &Histogram, stripes: usize, sampled: u32) -> Spreader<()> {
     let capped = key.last().copied().unwrap_or(0) as usize;

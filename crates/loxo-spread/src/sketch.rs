@@ -268,8 +268,40 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> Spreaders<K, 
         z: f64,
         out: &mut heapless::Vec<Spreader<K>, R>,
     ) -> usize {
+        self.report_screened(threshold, z, 1, out)
+    }
+
+    /// [`report`](Self::report) of the candidates holding at least `min_cells`
+    /// cells: the others are skipped before their registers are read. A key holding
+    /// a fraction `φ` of the distinct pairs holds a Poisson number of cells of mean
+    /// `C·φ`, so a key at `φ` is skipped with probability `Σ_{k<min_cells} e^−λ λ^k/k!`
+    /// (`λ = C·φ`; for `min_cells` = 2, `e^−λ(1 + λ)`: 3.7 % at `λ` = 5.1). A device
+    /// whose cells are mostly held by keys of one pair (a flood from random sources)
+    /// reports in a fraction of the time: the registers of every singleton key are
+    /// the bulk of [`report`](Self::report)'s cost. Stack: `4·C` bytes (the cells'
+    /// tags, sorted) when `min_cells` > 1.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_spread::Spreaders;
+    /// let mut s = Spreaders::<u32, 16, 8, 64>::new(Seed::new(1, 2));
+    /// for e in 0..2000u32 {
+    ///     s.insert(&7, &e.to_le_bytes()); // a key of 2 000
+    ///     s.insert(&(100 + e), b"x"); // 2 000 keys of one
+    /// }
+    /// let mut top = heapless::Vec::<_, 4>::new();
+    /// assert_eq!(s.report_screened(100.0, 0.0, 2, &mut top), 1);
+    /// assert_eq!(top[0].key, 7);
+    /// ```
+    pub fn report_screened<const R: usize>(
+        &self,
+        threshold: f64,
+        z: f64,
+        min_cells: u32,
+        out: &mut heapless::Vec<Spreader<K>, R>,
+    ) -> usize {
         out.clear();
-        let n = report::report(self.pool_ref(), &self.records(), threshold, z, |r, s| {
+        let mut keep = |r: Record<&K>, s: Spreader<()>| {
             report::keep_largest(
                 out,
                 Spreader {
@@ -279,7 +311,30 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> Spreaders<K, 
                     saturated: s.saturated,
                 },
             );
-        });
+        };
+        let n = if min_cells > 1 {
+            // The occupied cells' tags, sorted: runs shorter than `min_cells` are
+            // skipped whole (4·C bytes of stack).
+            let mut tags = [0u32; C];
+            let mut len = 0;
+            for (slot, r) in tags.iter_mut().zip(self.records()) {
+                *slot = r.tag;
+                len += 1;
+            }
+            let tags = tags.get_mut(..len).unwrap_or(&mut []);
+            tags.sort_unstable();
+            report::report_runs(
+                self.pool_ref(),
+                &self.records(),
+                tags,
+                threshold,
+                z,
+                min_cells,
+                &mut keep,
+            )
+        } else {
+            report::report(self.pool_ref(), &self.records(), threshold, z, &mut keep)
+        };
         report::sort_descending(out);
         n
     }

@@ -215,6 +215,14 @@ pub struct ParticipantsReport<const R: usize = DEFAULT_PARTICIPANTS> {
     pub victims: heapless::Vec<Participant, R>,
     /// Victims that qualified but did not fit in `victims`.
     pub victims_left_out: u32,
+    /// The sampling level the epoch ended at: its figures come from a `2^−sampling`
+    /// sample of the pairs, scaled up (0: every pair;
+    /// [`SampledParticipants`](super::SampledParticipants)).
+    pub sampling: u8,
+    /// The level rose during the epoch: the pairs sampled before the rise were kept
+    /// at a higher rate than the scale assumes, so the figures are biased upwards by
+    /// up to `2^(rise)` for the part of the epoch before it.
+    pub sampling_rose: bool,
 }
 
 impl<const R: usize> ParticipantsReport<R> {
@@ -240,6 +248,8 @@ impl<const R: usize> ParticipantsReport<R> {
             scanners_left_out: 0,
             victims: heapless::Vec::new(),
             victims_left_out: 0,
+            sampling: 0,
+            sampling_rose: false,
         }
     }
 
@@ -260,6 +270,8 @@ impl<const R: usize> ParticipantsReport<R> {
         self.scanners_left_out = 0;
         self.victims.clear();
         self.victims_left_out = 0;
+        self.sampling = 0;
+        self.sampling_rose = false;
     }
 
     /// Whether a threshold is below [`NOISE_Z`] = 4 of its standard errors: the

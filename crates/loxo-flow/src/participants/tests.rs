@@ -246,3 +246,42 @@ fn display_names_the_role_and_bounds() {
         "vertical 198.51.100.2 -> 203.0.113.10: ~4096 ± 120 ports [3616, 4576]"
     );
 }
+
+/// A sampled epoch's report: in `REPORT_PHASES` steps, offers paused meanwhile, the
+/// sketches empty afterwards; the next epoch keeps the level a steady stream planned
+/// (no rise), and its victim's bounds hold its spread.
+#[test]
+fn sampled_report_in_steps_and_a_steady_level() {
+    let c = config((5, 100));
+    let mut p = Box::new(SampledParticipants::<64, 8, 64, 8, 16>::new(c, 4));
+    let offer = |p: &mut SampledParticipants<64, 8, 64, 8, 16>, epoch: u32| {
+        for i in 0..16_384u32 {
+            // A flood onto one victim from distinct sources, new ones every epoch.
+            let key = FlowKey::v4(v4(epoch << 20 | i), [192, 0, 2, 10], 1234, 53, 17);
+            let src = p.participants().address_digest(key.src_bytes());
+            p.offer(&key, src, i + 1);
+        }
+    };
+    let mut r = ParticipantsReport::<4>::new();
+    offer(&mut p, 0);
+    p.close(16_384);
+    assert!(p.reporting());
+    // Offers while the report runs change nothing.
+    let before = p.participants().clone();
+    offer(&mut p, 9);
+    assert!(*p.participants() == before);
+    let mut steps = 1;
+    while !p.report_step(&mut r) {
+        steps += 1;
+    }
+    assert_eq!(steps, usize::from(REPORT_PHASES));
+    assert!(!p.reporting() && p.participants().fan_in().is_empty());
+    assert!(r.sampling_rose && r.sampling > 0);
+    let planned = p.level();
+    offer(&mut p, 1);
+    p.end_epoch(&mut r, 16_384);
+    assert_eq!((r.sampling, r.sampling_rose), (planned, false));
+    let v = &r.victims[0];
+    assert_eq!(v.address, core::net::IpAddr::from([192, 0, 2, 10]));
+    assert!(v.contains(16_384.0), "{v}");
+}
