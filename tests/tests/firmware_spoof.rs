@@ -137,7 +137,7 @@ fn spoofed_control_frames_change_nothing() {
     // The earlier boot: a short honest run, whose session is then "recorded".
     let first = loxo_tests::demo::run(
         env!("CARGO_TARGET_TMPDIR"),
-        &["--frames", "300", "--seed", "5", "--timeout", "120"],
+        &["--frames", "300", "--seed", "5", "--timeout", "600"],
         &env,
     );
     let first_out = String::from_utf8_lossy(&first.stdout);
