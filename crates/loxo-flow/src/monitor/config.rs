@@ -86,7 +86,7 @@ impl Config {
     /// use loxo_flow::{Config, FlowMonitor};
     /// // A test's fixed seed; a device's comes from provisioning, never from the source.
     /// const CONFIG: Config = Config { epoch_packets: 1024, ..Config::with_seed(Seed::new(1, 2)) };
-    /// static M: FlowMonitor<64> = FlowMonitor::with_candidates(CONFIG);
+    /// static M: FlowMonitor<128> = FlowMonitor::with_candidates(CONFIG);
     /// assert_eq!(M.config().seed, Seed::new(1, 2));
     /// ```
     ///
