@@ -227,6 +227,17 @@ fn spoofed_control_frames_change_nothing() {
         earlier.device,
         "a new boot, a new device nonce"
     );
+    // The boot counter (`out/boot-counter`, the flash page's stand-in) moved on: the
+    // nonces differ whatever the clock says, two boots in one second included.
+    let count = |r: &BTreeMap<&str, &str>| -> u64 { r["control.boot_counter"].parse().unwrap() };
+    assert!(
+        count(&r1) > 0,
+        "the first boot found its counter: {first_out}"
+    );
+    assert!(
+        count(&report) > count(&r1),
+        "the second boot counted on from the first"
+    );
     assert_eq!(
         get("final.sent"),
         sent,
