@@ -184,3 +184,86 @@ impl HostSession {
 const fn is_host_op(op: u8) -> bool {
     matches!(op, OP_HELLO | crate::OP_SYNC | crate::OP_END)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{OP_ACK, OP_SYNC};
+
+    const KEY: Seed = Seed::new(0x686f_7374, 2);
+    const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+
+    fn ready(device: u64) -> [u8; 60] {
+        build(
+            SRC,
+            Control::with_nonce(OP_READY, device),
+            &KEY,
+            Session::announce(device),
+        )
+    }
+
+    #[test]
+    fn announced_nonces_are_a_ring_of_the_latest() {
+        let mut h = HostSession::new(KEY, 77);
+        for d in 1..=ANNOUNCED as u64 + 1 {
+            assert_eq!(h.receive(&ready(d)), HostEvent::Announced(d));
+        }
+        assert_eq!(h.receive(&ready(5)), HostEvent::Repeat);
+        assert_eq!(h.announced().len(), ANNOUNCED);
+        assert!(!h.announced().contains(&1), "the oldest made room");
+        // A WELCOME under the evicted nonce no longer opens the session.
+        let s = Session {
+            device: 1,
+            host: 77,
+        };
+        let w = build(SRC, Control::with_nonce(OP_WELCOME, 77), &KEY, s);
+        assert!(matches!(h.receive(&w), HostEvent::Refused(_)));
+        assert_eq!(h.session(), None);
+        assert_eq!(h.rejected(), 1);
+    }
+
+    #[test]
+    fn reflections_other_versions_and_stale_frames_are_refused() {
+        let mut h = HostSession::new(KEY, 0);
+        assert_eq!(h.host_nonce(), 1, "0 marks no session: never a host nonce");
+        assert_eq!(
+            h.sign(SRC, Control::default()),
+            None,
+            "nothing signed before"
+        );
+        let mut v1 = ready(9);
+        v1[17] = 0;
+        assert_eq!(h.receive(&v1), HostEvent::Refused(ControlError::Version(0)));
+        assert_eq!(h.receive(&ready(9)), HostEvent::Announced(9));
+        let s = Session { device: 9, host: 1 };
+        let w = build(SRC, Control::with_nonce(OP_WELCOME, 1), &KEY, s);
+        assert_eq!(h.receive(&w), HostEvent::Open(s));
+        // Our own SYNC reflected back, a READY (announcement, not the session), an
+        // ACK of another session: refused, counted.
+        let sync = h
+            .sign(
+                SRC,
+                Control {
+                    op: OP_SYNC,
+                    ..Control::default()
+                },
+            )
+            .unwrap_or([0; 60]);
+        assert!(matches!(h.receive(&sync), HostEvent::Refused(_)));
+        assert!(matches!(h.receive(&ready(9)), HostEvent::Refused(_)));
+        let ack = Control {
+            op: OP_ACK,
+            ..Control::default()
+        };
+        let other = Session { host: 2, ..s };
+        assert!(matches!(
+            h.receive(&build(SRC, ack, &KEY, other)),
+            HostEvent::Refused(_)
+        ));
+        assert_eq!(
+            h.receive(&build(SRC, ack, &KEY, s)),
+            HostEvent::Message(ack)
+        );
+        assert_eq!(h.rejected(), 4);
+    }
+}
