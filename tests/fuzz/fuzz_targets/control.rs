@@ -161,13 +161,18 @@ fn host_session(script: &[u8], device: u64, host: u64) {
         assert_eq!(h.rejected(), rejected, "every refusal counted");
         // The host's own frames of an open session verify under it, and only it.
         if let Some(s) = h.session() {
-            let sync = Control {
-                op: OP_SYNC,
-                ..c
-            };
+            let sync = Control { op: OP_SYNC, ..c };
             let f = h.sign([2; 6], sync).expect("open");
             assert_eq!(verify(&f, &KEY, s), Ok(sync));
-            assert!(verify(&f, &KEY, Session { host: s.host ^ 1, ..s }).is_err());
+            assert!(verify(
+                &f,
+                &KEY,
+                Session {
+                    host: s.host ^ 1,
+                    ..s
+                }
+            )
+            .is_err());
         }
     }
 }
