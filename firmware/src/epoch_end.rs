@@ -494,7 +494,7 @@ fn ship_chunk(
         n as u32,
         chunk,
         &crate::provisioning::CONTROL_KEY,
-        link.nonce,
+        link.session(),
     );
     crate::transmit(nic, f.get(..len).unwrap_or(&[]));
     end

@@ -18,6 +18,7 @@ mod costs;
 mod epoch_end;
 mod linerate;
 mod net;
+mod nonce;
 /// The device seed and control key, provisioned at build time (`build.rs`).
 mod provisioning {
     include!(concat!(env!("OUT_DIR"), "/provisioning.rs"));
@@ -37,7 +38,7 @@ use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 use board::{Led, Ticks, INSNS_PER_TICK};
 use epoch_end::{Closing, Export, Io};
 use linerate::LineRate;
-use loxo_control::{Control, Guard};
+use loxo_control::{Control, Guard, Session};
 use net::{Net, NetBuffers, NetStorage};
 use provisioning::{CONTROL_KEY, DEVICE_SEED, DEVICE_SEED_SOURCE, OBSERVATION_DOMAIN};
 
@@ -127,10 +128,7 @@ static mut MONITOR: Monitor = Monitor::with_candidates(CONFIG);
 pub(crate) type Parts = FirmwareParticipants;
 /// Participants are those at 2 % of the epoch's distinct pairs (the device default:
 /// the sketch's noise is too large at 1 %), with the monitor's seed.
-pub(crate) const PARTICIPANTS: ParticipantsConfig = ParticipantsConfig {
-    seed: SEED,
-    ..ParticipantsConfig::DEVICE
-};
+pub(crate) const PARTICIPANTS: ParticipantsConfig = ParticipantsConfig::device(SEED);
 /// The sampling budget's `log2` frames per sampled offer: 16 (`SampledParticipants`;
 /// the added cost per frame is measured in `firmware/README.md`).
 const PARTICIPANTS_RATE_SHIFT: u8 = 4;
@@ -184,7 +182,14 @@ fn main() -> ! {
         defmt::error!("lan9118 init failed: {}", e);
         exit(1);
     }
-    let nonce = boot_nonce();
+    let (nonce, boot_count, entropy) = nonce::device_nonce(&CONTROL_KEY);
+    defmt::info!(
+        "control: protocol={=u8} device_nonce={=u64:#018x} boot_counter={=u64} entropy={=str}",
+        loxo_control::VERSION,
+        nonce,
+        boot_count.unwrap_or(0),
+        if entropy { "host-urandom" } else { "none" }
+    );
     defmt::info!(
         "seed: fingerprint={=u64:#018x} ({=str}; demo provisioning, a product draws its seed from a TRNG)",
         SEED.fingerprint(),
@@ -247,28 +252,24 @@ fn main() -> ! {
     };
 
     let mut link = Link {
-        nonce,
+        device: nonce,
+        host: None,
         guard: Guard::default(),
     };
     let mut totals = Totals::default();
     let mut closing = Closing::take();
     let mut model = LineRate::default();
-    let mut host_seen = false;
     let mut idle: u32 = 0;
-    let ready = Control {
-        op: loxo_control::OP_READY,
-        value: nonce as u32,
-        extra: (nonce >> 32) as u32,
-        ..Control::default()
-    };
+    let ready = Control::with_nonce(loxo_control::OP_READY, nonce);
     link.send(&mut nic, ready);
     loop {
         model.mark(ticks.now());
         let received = receive(&mut nic, buf);
         let Some(len) = received else {
             // Idle: nothing is sent from here, so the work per frame, and the arrival
-            // model, do not depend on when the host's frames come.
-            if !host_seen {
+            // model, do not depend on when the host's frames come. READY is announced
+            // until a session is open (a stray frame does not silence it).
+            if link.host.is_none() {
                 idle += 1;
                 if idle == READY_EVERY {
                     idle = 0;
@@ -278,14 +279,22 @@ fn main() -> ! {
             continue;
         };
         model.frame(len);
-        host_seen = true;
         let frame = &buf[..len.min(FRAME_BUF_LEN)];
         // A frame of the control EtherType is obeyed only with a valid tag under
-        // this boot's nonce and a fresh sequence number; anything else (a spoofed
-        // END, a frame recorded from another run, a reflected ACK) is counted and
-        // then treated as ordinary traffic.
+        // this session's nonces and a fresh sequence number; anything else (a spoofed
+        // END, a frame recorded from another boot or session, a reflected ACK) is
+        // counted in `control_rejected` and dropped: not traffic either, so it
+        // changes neither the frame count nor the verdict.
         if loxo_control::peek(frame).is_some() {
             match link.accept(frame) {
+                Some(c) if c.op == loxo_control::OP_HELLO => {
+                    totals.control += 1;
+                    defmt::info!("session: host_nonce={=u64:#018x}", c.nonce());
+                    link.send(
+                        &mut nic,
+                        Control::with_nonce(loxo_control::OP_WELCOME, c.nonce()),
+                    );
+                }
                 Some(c) if c.op == loxo_control::OP_SYNC => {
                     totals.control += 1;
                     note_gap(&mut totals, &c);
@@ -339,6 +348,7 @@ fn main() -> ! {
                 }
                 _ => {}
             }
+            continue;
         }
         // Frames for the device itself (ARP, answers to its exports) go to its IP
         // stack, not to the monitor: they are the device's own management traffic,
@@ -481,49 +491,71 @@ fn receive(nic: &mut Lan9118<Mmio>, buf: &mut [u8; FRAME_BUF_LEN]) -> Option<usi
     }
 }
 
-/// This boot's nonce for the control channel: fresh per run, so frames recorded from
-/// another run fail authentication. From the host's clock over semihosting (QEMU has
-/// no TRNG; a product reads its TRNG), mixed under the control key.
-fn boot_nonce() -> u64 {
-    use core::hash::Hasher as _;
-    let mut h = CONTROL_KEY.hasher();
-    h.write_u64(boot_secs());
-    h.write_u64(SEED.fingerprint());
-    h.finish()
-}
-
 /// Seconds since 1970 at boot, from the host's clock over semihosting (a product
 /// reads its RTC or asks NTP).
-fn boot_secs() -> u64 {
+pub(crate) fn boot_secs() -> u64 {
     // SAFETY: SYS_TIME takes no argument block and writes no memory of ours.
     unsafe { cortex_m_semihosting::syscall!(TIME) as u64 }
 }
 
-/// The authenticated control channel of this boot.
-struct Link {
-    nonce: u64,
+/// The authenticated control channel of this boot: the device nonce, and the host
+/// nonce of the session once a HELLO opened it (one session per boot: the run ends
+/// with END).
+pub(crate) struct Link {
+    device: u64,
+    host: Option<u64>,
     guard: Guard,
 }
 
 impl Link {
-    /// The host's message in `frame` if its tag is valid under this boot's nonce, its
-    /// sequence number fresh and its op one the host sends; else counts a rejection.
-    fn accept(&mut self, frame: &[u8]) -> Option<Control> {
-        match loxo_control::verify(frame, &CONTROL_KEY, self.nonce) {
-            Ok(c) if matches!(c.op, loxo_control::OP_SYNC | loxo_control::OP_END) => {
-                // A stale sequence number is counted by the guard.
-                self.guard.accept(&c).then_some(c)
-            }
-            _ => {
-                self.guard.reject();
-                None
-            }
+    /// What frames are signed under: the session, or the announcement before one.
+    pub(crate) fn session(&self) -> Session {
+        Session {
+            device: self.device,
+            host: self.host.unwrap_or(0),
         }
+    }
+
+    /// The host's message in `frame` if it is a HELLO opening (or re-opening: its
+    /// WELCOME was lost) this boot's session, or a SYNC or END of that session with a
+    /// fresh sequence number; else counts a rejection.
+    fn accept(&mut self, frame: &[u8]) -> Option<Control> {
+        let hello = loxo_control::peek(frame)
+            .filter(|c| c.op == loxo_control::OP_HELLO)
+            .map(|c| c.nonce());
+        let verified = match (hello, self.host) {
+            // A HELLO under this boot's nonce and its own host nonce; once a session is
+            // open, only that session's HELLO (a re-send).
+            (Some(h), open) if h != 0 && open.is_none_or(|o| o == h) => {
+                let s = Session {
+                    device: self.device,
+                    host: h,
+                };
+                loxo_control::verify(frame, &CONTROL_KEY, s).ok()
+            }
+            (None, Some(_)) => loxo_control::verify(frame, &CONTROL_KEY, self.session())
+                .ok()
+                .filter(|c| matches!(c.op, loxo_control::OP_SYNC | loxo_control::OP_END)),
+            _ => None,
+        };
+        let Some(c) = verified else {
+            self.guard.reject();
+            return None;
+        };
+        if c.op == loxo_control::OP_HELLO {
+            self.host = Some(c.nonce());
+            return Some(c);
+        }
+        // A stale sequence number is counted by the guard.
+        self.guard.accept(&c).then_some(c)
     }
 
     /// Signs and sends `c`.
     fn send(&self, nic: &mut Lan9118<Mmio>, c: Control) {
-        transmit(nic, &loxo_control::build(MAC, c, &CONTROL_KEY, self.nonce));
+        transmit(
+            nic,
+            &loxo_control::build(MAC, c, &CONTROL_KEY, self.session()),
+        );
     }
 }
 

@@ -222,7 +222,8 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     );
     assert_eq!(
         get("linerate.frames"),
-        sent + get("final.control") + get("final.own")
+        sent + get("final.control") + get("final.control_rejected") + get("final.own"),
+        "every frame is data, an accepted or a refused control frame (counted apart), or the device's own"
     );
 
     // Per epoch: frame and malformed counts, then the elephants.

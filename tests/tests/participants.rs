@@ -496,16 +496,12 @@ fn evaluate_firmware(i: usize, r: &Run, seed: u64, epochs: u64) -> (Score, Vec<(
     };
     let key = Seed::new(0x2800 + i as u64, 0x7061_7274);
     let config = Config {
-        seed: key,
         epoch_packets: FIRMWARE_EPOCH as u32,
-        ..Config::DEFAULT
+        ..Config::with_seed(key)
     };
     let mut monitor = Box::new(FlowMonitor::<128>::with_candidates(config));
     let mut p = Box::new(FirmwareParticipants::new(
-        ParticipantsConfig {
-            seed: key,
-            ..ParticipantsConfig::DEVICE
-        },
+        ParticipantsConfig::device(key),
         4,
     ));
     let mut monitor_report = Box::new(Report::<128>::with_candidates());

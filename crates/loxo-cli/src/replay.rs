@@ -10,12 +10,18 @@
 //! or truncated record ends the replay there: the frames before it are sent and closed
 //! with END as usual, then a warning and a non-zero exit.
 //!
-//! Protocol (control frames of EtherType 0x88B5, crate `loxo-control`): wait for
-//! READY (which announces the firmware's boot nonce), send a batch, SYNC(seq), wait
-//! ACK(seq); at the end send END(frames sent) and wait for DONE, whose verdict
-//! becomes the exit code. Every control frame, both ways, carries a SipHash tag under
-//! the key given with `--control-key` and that nonce; frames with a bad tag are
-//! counted and ignored. Every wait has a timeout: the command never hangs.
+//! Protocol (control frames of EtherType 0x88B5, crate `loxo-control`, version 2):
+//! draw a random host nonce; wait for READY (which announces the firmware's device
+//! nonce) and answer HELLO(host nonce); wait for WELCOME; then send a batch,
+//! SYNC(seq), wait ACK(seq); at the end send END(frames sent) and wait for DONE, whose
+//! verdict becomes the exit code. Every control frame, both ways, carries a SipHash
+//! tag under the key given with `--control-key` and both nonces: a WELCOME, ACK or
+//! DONE recorded in an earlier session or boot does not verify under this run's host
+//! nonce, so nobody but the firmware of this boot can make `loxo replay` report "ok".
+//! Frames with a bad tag are counted apart and ignored. A capture's own frames of the
+//! control EtherType (recorded control traffic, spoofs) are sent like the others but
+//! counted apart from the data frames (the firmware refuses them and does not count
+//! them as traffic either). Every wait has a timeout: the command never hangs.
 //!
 //! The device's own IP traffic (ARP, IPFIX, sketch datagrams) meets
 //! `loxo_cli::gateway`: replay is its gateway on the demo link, answering ARP and
@@ -39,8 +45,8 @@ use loxo_cli::capture::{self, CaptureReader};
 use loxo_cli::gateway::Gateway;
 use loxo_flow::CapturedError;
 
-use loxo_control::{Control, OP_ACK, OP_DONE, OP_END, OP_READY, OP_SKETCH, OP_SYNC};
-use loxo_core::Seed;
+use loxo_control::host::{HostEvent, HostSession};
+use loxo_control::{Control, ControlError, OP_ACK, OP_DONE, OP_END, OP_SKETCH, OP_SYNC};
 
 /// Source address of the host's control frames (locally administered).
 const HOST_MAC: [u8; 6] = [0x02, 0x4C, 0x4F, 0x58, 0x4F, 0x02];
@@ -133,11 +139,11 @@ struct Link {
     sock: UdpSocket,
     to: SocketAddr,
     sketches: RefCell<Sketches>,
-    key: Seed,
-    /// The firmware's boot nonce, from its (verified) READY.
-    nonce: std::cell::Cell<u64>,
-    /// Control frames refused (bad tag, another boot).
-    rejected: std::cell::Cell<u32>,
+    /// The session: the host nonce drawn at start, the device nonces answered, and
+    /// once a WELCOME verified under both, which frames are the firmware's.
+    session: RefCell<HostSession>,
+    /// The version of the last refused control frame of another protocol version.
+    other_version: std::cell::Cell<Option<u8>>,
     /// The device's gateway (ARP, UDP forwarding).
     gateway: RefCell<Gateway>,
 }
@@ -157,59 +163,45 @@ impl Link {
             value,
             extra: 0,
         };
-        self.send(&loxo_control::build(
-            HOST_MAC,
-            c,
-            &self.key,
-            self.nonce.get(),
-        ))
-    }
-
-    /// The firmware's message in `frame` if it is an authentic control frame of this
-    /// boot (a READY is checked under the nonce it announces); else counts it.
-    fn authentic(&self, frame: &[u8]) -> Option<Control> {
-        let c = loxo_control::peek(frame)?;
-        let nonce = if c.op == OP_READY {
-            c.nonce()
-        } else {
-            self.nonce.get()
-        };
-        if let Ok(c) = loxo_control::verify(frame, &self.key, nonce) {
-            Some(c)
-        } else {
-            self.rejected.set(self.rejected.get().saturating_add(1));
-            None
+        let frame = self.session.borrow().sign(HOST_MAC, c);
+        match frame {
+            Some(f) => self.send(&f),
+            None => bail!("no session open with the firmware"),
         }
     }
 
-    /// Waits up to `timeout` for a control frame that `want` accepts.
-    fn wait(
+    /// Control frames refused so far.
+    fn rejected(&self) -> u32 {
+        self.session.borrow().rejected()
+    }
+
+    /// What the firmware's control frame `frame` means (a refusal is counted).
+    fn receive(&self, frame: &[u8]) -> HostEvent {
+        let e = self.session.borrow_mut().receive(frame);
+        if let HostEvent::Refused(ControlError::Version(v)) = e {
+            self.other_version.set(Some(v));
+        }
+        e
+    }
+
+    /// The next frame of the control EtherType within `deadline` (its length in
+    /// `buf`); the device's own IP traffic meets the gateway on the way.
+    fn next_control(
         &self,
-        timeout: Duration,
-        want: impl Fn(&Control) -> bool,
-    ) -> anyhow::Result<Option<Control>> {
-        let deadline = Instant::now() + timeout;
-        let mut buf = [0u8; 2048];
+        deadline: Instant,
+        buf: &mut [u8; 2048],
+    ) -> anyhow::Result<Option<usize>> {
         while Instant::now() < deadline {
-            match self.sock.recv_from(&mut buf) {
+            match self.sock.recv_from(buf) {
                 Ok((n, _)) => {
                     let frame = &buf[..n];
-                    if loxo_control::peek(frame).is_none() {
-                        // The device's own traffic: ARP, its IPFIX and sketch exports.
-                        let reply = self.gateway.borrow_mut().handle(frame);
-                        if let Some(reply) = reply {
-                            self.send(&reply)?;
-                        }
-                        continue;
+                    if loxo_control::peek(frame).is_some() {
+                        return Ok(Some(n));
                     }
-                    if let Some(c) = self.authentic(frame) {
-                        if c.op == OP_SKETCH {
-                            self.sketches.borrow_mut().chunk(&buf[..n], &c);
-                            continue;
-                        }
-                        if want(&c) {
-                            return Ok(Some(c));
-                        }
+                    // The device's own traffic: ARP, its IPFIX and sketch exports.
+                    let reply = self.gateway.borrow_mut().handle(frame);
+                    if let Some(reply) = reply {
+                        self.send(&reply)?;
                     }
                 }
                 Err(e)
@@ -221,6 +213,63 @@ impl Link {
             }
         }
         Ok(None)
+    }
+
+    /// Waits up to `timeout` for a control frame of this session that `want` accepts.
+    fn wait(
+        &self,
+        timeout: Duration,
+        want: impl Fn(&Control) -> bool,
+    ) -> anyhow::Result<Option<Control>> {
+        let deadline = Instant::now() + timeout;
+        let mut buf = [0u8; 2048];
+        while let Some(n) = self.next_control(deadline, &mut buf)? {
+            if let HostEvent::Message(c) = self.receive(&buf[..n]) {
+                if c.op == OP_SKETCH {
+                    self.sketches.borrow_mut().chunk(&buf[..n], &c);
+                    continue;
+                }
+                if want(&c) {
+                    return Ok(Some(c));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Opens the session: answers every READY with HELLO(host nonce) under the device
+    /// nonce it announces (and again every half second, in case a HELLO or WELCOME
+    /// was lost), until a WELCOME verifies under one of them and the host nonce
+    /// (`loxo_control::host::HostSession`: a READY is only a hint — one recorded from
+    /// an earlier boot verifies too — and only a WELCOME opens the session). Returns
+    /// false at `timeout`.
+    fn handshake(&self, timeout: Duration) -> anyhow::Result<bool> {
+        let deadline = Instant::now() + timeout;
+        let mut buf = [0u8; 2048];
+        while Instant::now() < deadline {
+            let resend = Instant::now() + Duration::from_millis(500);
+            while let Some(n) = self.next_control(resend.min(deadline), &mut buf)? {
+                match self.receive(&buf[..n]) {
+                    HostEvent::Announced(device) => {
+                        let hello = self.session.borrow().hello(HOST_MAC, device);
+                        self.send(&hello)?;
+                    }
+                    HostEvent::Open(_) => return Ok(true),
+                    _ => {}
+                }
+            }
+            let hellos: Vec<[u8; 60]> = {
+                let s = self.session.borrow();
+                s.announced()
+                    .iter()
+                    .map(|&d| s.hello(HOST_MAC, d))
+                    .collect()
+            };
+            for h in &hellos {
+                self.send(h)?;
+            }
+        }
+        Ok(false)
     }
 
     /// Ends batch `seq` and waits for its ACK, re-sending the SYNC a few
@@ -250,6 +299,8 @@ struct Replayed {
     skipped: u32,
     /// Records skipped: headers cut by the snap length.
     snapped: u32,
+    /// Frames of the control EtherType in the capture: sent, not counted in `sent`.
+    control: u32,
     /// The last batch's sequence number.
     seq: u32,
     /// The firmware's frame count in the last ACK.
@@ -284,6 +335,7 @@ fn send_capture<R: std::io::Read>(
             return Ok(());
         }
         let frame = capture::padded(f, &mut whole);
+        let is_control = loxo_control::peek(frame).is_some();
         let cost = frame.len() + FIFO_OVERHEAD;
         if batch_frames + 1 > args.batch_frames || batch_bytes + cost > args.batch_bytes {
             r.acked = link.sync(r.seq, r.sent, timeout)?;
@@ -292,12 +344,18 @@ fn send_capture<R: std::io::Read>(
             batch_bytes = 0;
         }
         link.send(frame)?;
-        r.sent += 1;
+        if is_control {
+            r.control += 1;
+        } else {
+            r.sent += 1;
+        }
         batch_frames += 1;
         batch_bytes += cost;
         anyhow::Ok(())
     })?;
     if batch_frames > 0 {
+        // A batch of control-EtherType frames alone is acknowledged too: the firmware
+        // has consumed them when its ACK comes.
         r.acked = link.sync(r.seq, r.sent, timeout)?;
     }
     Ok(stopped)
@@ -326,9 +384,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             dir: args.sketch_dir.clone(),
             ..Sketches::default()
         }),
-        key: loxo_cli::key::read_key(&args.control_key)?,
-        nonce: std::cell::Cell::new(0),
-        rejected: std::cell::Cell::new(0),
+        session: RefCell::new(HostSession::new(
+            loxo_cli::key::read_key(&args.control_key)?,
+            host_nonce(),
+        )),
+        other_version: std::cell::Cell::new(None),
         gateway: RefCell::new(
             Gateway::new(args.gateway, args.forward.iter().copied())
                 .context("binding the gateway's host socket")?,
@@ -340,17 +400,19 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         "loxo replay: waiting for the firmware's READY on {}",
         args.from
     );
-    let Some(ready) = link.wait(Duration::from_secs(args.ready_timeout), |c| {
-        c.op == OP_READY
-    })?
-    else {
+    if !link.handshake(Duration::from_secs(args.ready_timeout))? {
+        if let Some(v) = link.other_version.get() {
+            bail!(
+                "the firmware speaks control protocol version {v}, this loxo version {}: rebuild one of them",
+                loxo_control::VERSION
+            );
+        }
         bail!(
-            "no authentic READY from the firmware within {}s ({} control frames with a bad tag: is --control-key the firmware's key?)",
+            "no session with the firmware within {}s: no WELCOME verified under this run's nonce ({} control frames refused: is --control-key the firmware's key?)",
             args.ready_timeout,
-            link.rejected.get()
+            link.rejected()
         );
-    };
-    link.nonce.set(ready.nonce());
+    }
 
     let mut r = Replayed::default();
     let stopped = send_capture(&mut capture, &link, args, timeout, &mut r)?;
@@ -358,6 +420,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         sent,
         skipped,
         snapped,
+        control,
         seq,
         acked,
     } = r;
@@ -368,11 +431,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     eprintln!(
         "loxo replay: sent {sent} frames ({skipped} outside the NIC's 14..2048-byte range skipped, \
-         {snapped} with headers cut by the snap length not sent), \
+         {snapped} with headers cut by the snap length not sent, \
+         {control} of the control EtherType in the capture sent apart), \
          last ack {acked}, firmware counted {}, verdict {}, {} unauthenticated control frames ignored",
         done.value,
         if done.extra == 0 { "ok" } else { "mismatch" },
-        link.rejected.get()
+        link.rejected()
     );
     let g = link.gateway.borrow().stats();
     if g.arp_replies + g.forwarded + g.dropped > 0 {
@@ -399,6 +463,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             ExitCode::FAILURE
         },
     )
+}
+
+/// This run's host nonce: 64 bits from the OS's entropy, never 0 (0 marks "no
+/// session yet" in READY's tag).
+fn host_nonce() -> u64 {
+    let b = loxo_cli::key::random_seed().to_bytes();
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(w).max(1)
 }
 
 fn report_sketches(s: &Sketches, dir: &Path) -> anyhow::Result<()> {

@@ -142,7 +142,6 @@ impl Args {
 fn evaluator(a: &Args, seed: loxo_core::Seed) -> anyhow::Result<Evaluator> {
     let theta = Theta::parse(&a.theta).map_err(|e| anyhow::anyhow!("--theta {}: {e}", a.theta))?;
     let config = Config {
-        seed,
         theta,
         min_volume: a.min_volume,
         share_of: if a.packets {
@@ -152,7 +151,7 @@ fn evaluator(a: &Args, seed: loxo_core::Seed) -> anyhow::Result<Evaluator> {
         },
         epoch_packets: a.epoch,
         byte_weight: a.byte_weight(),
-        ..Config::default()
+        ..Config::with_seed(seed)
     };
     let share = Theta::parse(&a.participants)
         .map_err(|e| anyhow::anyhow!("--participants {}: {e}", a.participants))?;

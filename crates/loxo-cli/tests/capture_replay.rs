@@ -1,7 +1,8 @@
 //! `loxo replay` reads captures as `loxo top` does (issue 15 item 5): pcapng with
 //! several interfaces and link types, any snap length, a truncated file. A fake
 //! firmware on a loopback UDP socket speaks the authenticated control protocol
-//! (`loxo-control`: READY with a nonce, ACK per SYNC, DONE after END) and records every
+//! (`loxo-control`: READY with a device nonce, WELCOME to the host's HELLO, ACK per
+//! SYNC, DONE after END, all tagged under both nonces) and records every
 //! frame it receives; they must be the capture's frames as Ethernet frames at their
 //! wire length (zeros past a snap length), without the ones whose headers the snap
 //! length cut and the ones the NIC cannot carry.
@@ -17,7 +18,9 @@ use std::time::{Duration, Instant};
 use capture_util::{
     dir, ethernet_pcap, frames, headers_cut, snapped, spread, stderr, write_pcapng, Rec,
 };
-use loxo_control::{Control, OP_ACK, OP_DONE, OP_END, OP_READY, OP_SYNC};
+use loxo_control::{
+    Control, Session, OP_ACK, OP_DONE, OP_END, OP_HELLO, OP_READY, OP_SYNC, OP_WELCOME,
+};
 use pcap_file::{DataLink, Endianness};
 
 const KEY: &str = "0f0e0d0c0b0a09080706050403020100";
@@ -43,18 +46,14 @@ fn replay(file: &Path) -> (Output, Seen) {
     };
     let to = nic.local_addr().unwrap();
     let firmware = std::thread::spawn(move || {
-        let nonce = 0x1234_5678_9abc_def0u64;
+        let device = 0x1234_5678_9abc_def0u64;
         let ready = loxo_control::build(
             FW_MAC,
-            Control {
-                op: OP_READY,
-                seq: 0,
-                value: nonce as u32,
-                extra: (nonce >> 32) as u32,
-            },
+            Control::with_nonce(OP_READY, device),
             &key,
-            nonce,
+            Session::announce(device),
         );
+        let mut session: Option<Session> = None;
         let mut seen = Seen {
             frames: vec![],
             end: None,
@@ -71,7 +70,24 @@ fn replay(file: &Path) -> (Output, Seen) {
             };
             heard = true;
             let f = &buf[..n];
-            if let Ok(c) = loxo_control::verify(f, &key, nonce) {
+            let hello = loxo_control::peek(f).filter(|c| c.op == OP_HELLO);
+            if let Some(h) = hello {
+                let s = Session {
+                    device,
+                    host: h.nonce(),
+                };
+                if session.is_none() && loxo_control::verify(f, &key, s).is_ok() {
+                    session = Some(s);
+                }
+                if session == Some(s) {
+                    let w = Control::with_nonce(OP_WELCOME, s.host);
+                    nic.send_to(&loxo_control::build(FW_MAC, w, &key, s), host)
+                        .unwrap();
+                }
+                continue;
+            }
+            let verified = session.and_then(|s| loxo_control::verify(f, &key, s).ok());
+            if let (Some(c), Some(s)) = (verified, session) {
                 let count = seen.frames.len() as u32;
                 let reply = |op, seq, value, extra| {
                     let c = Control {
@@ -80,7 +96,7 @@ fn replay(file: &Path) -> (Output, Seen) {
                         value,
                         extra,
                     };
-                    nic.send_to(&loxo_control::build(FW_MAC, c, &key, nonce), host)
+                    nic.send_to(&loxo_control::build(FW_MAC, c, &key, s), host)
                         .unwrap();
                 };
                 match c.op {

@@ -55,10 +55,7 @@ struct Sent {
 
 fn device_epoch(device: u32, epoch: u32) -> Sent {
     let seed = if device == 4 { ROGUE } else { FLEET };
-    let mut m = Box::new(FlowMonitor::new(Config {
-        seed,
-        ..Config::default()
-    }));
+    let mut m = Box::new(FlowMonitor::new(Config::with_seed(seed)));
     let cfg = TraceConfig {
         packets: 3_000 + 1_000 * u64::from(device),
         flows: 4_000,

@@ -28,6 +28,11 @@ use loxo_core::Seed;
 use loxo_flow::{Config, FlowMonitor, Report, Theta, DEFAULT_CANDIDATES, FLOWS_P};
 use loxo_tests::hll_theory::check_estimate;
 
+/// The fixed seed of this test (the value of the public default seed that was
+/// removed, so the figures stay as they were; a device's seed is provisioned, never
+/// written in the source).
+const TEST_SEED: loxo_core::Seed = loxo_core::Seed::new(0x6c6f_786f, 0x666c_6f77);
+
 /// The monitor's hash seeds: its default first (the README's figures), then three
 /// others chosen by nobody.
 const SEEDS: [Option<(u64, u64)>; 4] = [
@@ -51,11 +56,11 @@ fn check(alpha: f64, flood: f64) {
     let mut monitors: Vec<Box<FlowMonitor>> = SEEDS
         .iter()
         .map(|s| {
-            let seed = s.map_or(Config::default().seed, |(a, b)| Seed::new(a, b));
+            let seed = s.map_or(Config::with_seed(TEST_SEED).seed, |(a, b)| Seed::new(a, b));
             Box::new(FlowMonitor::new(Config {
                 theta,
                 seed,
-                ..Config::default()
+                ..Config::with_seed(TEST_SEED)
             }))
         })
         .collect();

@@ -164,8 +164,10 @@ const ETHERTYPE_AT: usize = 12;
 /// one digest per flow whose count reaches θ.
 ///
 /// ```
-/// use loxo_flow::{FlowMonitor, Report};
-/// let mut m = FlowMonitor::default();
+/// use loxo_core::Seed;
+/// use loxo_flow::{Config, FlowMonitor, Report};
+/// // The seed is the device's secret (provisioned; this one is the example's).
+/// let mut m = FlowMonitor::new(Config::with_seed(Seed::new(0x5eed, 1)));
 /// let mut frame = [0u8; 60];
 /// frame[12..14].copy_from_slice(&[0x08, 0x00]);
 /// frame[14] = 0x45;
@@ -225,12 +227,6 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     errors: [u64; ParseError::COUNT],
 }
 
-impl Default for FlowMonitor {
-    fn default() -> Self {
-        Self::new(Config::default())
-    }
-}
-
 impl FlowMonitor {
     /// A monitor with [`DEFAULT_CANDIDATES`] candidates. `const`, so a firmware can
     /// place it in a `static` without building it on its stack first. A θ from user
@@ -244,7 +240,7 @@ impl FlowMonitor {
     /// use loxo_flow::{Config, FlowMonitor, Theta};
     /// static M: FlowMonitor = FlowMonitor::new(Config {
     ///     theta: match Theta::new(1, 1000) { Some(t) => t, None => panic!() },
-    ///     ..Config::DEFAULT
+    ///     ..Config::with_seed(loxo_core::Seed::new(1, 2))
     /// });
     /// ```
     #[must_use]
@@ -256,15 +252,16 @@ impl FlowMonitor {
     ///
     /// ```
     /// use loxo_flow::{Config, ConfigError, FlowMonitor, Theta};
+    /// let config = Config::with_seed(loxo_core::Seed::new(1, 2));
     /// let theta = Theta::parse("0.1%").unwrap();
-    /// let err = FlowMonitor::try_new(Config { theta, ..Config::DEFAULT }).unwrap_err();
+    /// let err = FlowMonitor::try_new(Config { theta, ..config }).unwrap_err();
     /// assert_eq!(err, ConfigError::ThetaBelowMin { theta, theta_min: <FlowMonitor>::THETA_MIN });
     /// assert_eq!(
     ///     err.to_string(),
     ///     "theta 0.001 is below theta_min 0.00390625 (1/256): a monitor with 256 \
     ///      candidates lists every elephant only at theta >= 1/256"
     /// );
-    /// assert!(FlowMonitor::try_new(Config { theta: <FlowMonitor>::THETA_MIN, ..Config::DEFAULT }).is_ok());
+    /// assert!(FlowMonitor::try_new(Config { theta: <FlowMonitor>::THETA_MIN, ..config }).is_ok());
     /// ```
     ///
     /// # Errors
@@ -322,7 +319,8 @@ impl<const N: usize> FlowMonitor<N> {
     /// ```compile_fail,E0080
     /// use loxo_flow::{Config, FlowMonitor};
     /// // θ = 1 % needs at least 100 candidates.
-    /// static M: FlowMonitor<64> = FlowMonitor::with_candidates(Config::DEFAULT);
+    /// static M: FlowMonitor<64> =
+    ///     FlowMonitor::with_candidates(Config::with_seed(loxo_core::Seed::new(1, 2)));
     /// ```
     #[must_use]
     pub const fn with_candidates(config: Config) -> Self {
@@ -462,7 +460,8 @@ impl<const N: usize> FlowMonitor<N> {
     /// frame[23] = 17; // UDP
     /// let ring = [frame; 5];
     ///
-    /// let mut m = FlowMonitor::new(Config { epoch_packets: 3, ..Config::default() });
+    /// let seed = loxo_core::Seed::new(1, 2);
+    /// let mut m = FlowMonitor::new(Config { epoch_packets: 3, ..Config::with_seed(seed) });
     /// let mut report = Report::default();
     /// let mut rest = &ring[..];
     /// let mut epochs = 0;
@@ -535,7 +534,8 @@ impl<const N: usize> FlowMonitor<N> {
     /// ```
     /// use loxo_flow::{Config, FlowMonitor, Report};
     ///
-    /// const CONFIG: Config = Config { epoch_packets: 2, ..Config::DEFAULT };
+    /// const CONFIG: Config =
+    ///     Config { epoch_packets: 2, ..Config::with_seed(loxo_core::Seed::new(1, 2)) };
     /// let mut m = FlowMonitor::new(CONFIG);
     /// let mut frame = [0u8; 60];
     /// frame[12..14].copy_from_slice(&[0x08, 0x00]); // IPv4

@@ -78,25 +78,27 @@ const TWO_PERCENT: Theta = match Theta::new(2, 100) {
 };
 
 impl ParticipantsConfig {
-    /// The host's default: the monitor's default seed, 1 % of the distinct pairs
-    /// ([`HostParticipants`] reaches recall ≥ 0.99 and precision ≥ 0.97 there),
-    /// no minimum spread.
-    pub const HOST: Self = Self {
-        seed: crate::Config::DEFAULT.seed,
-        share: ONE_PERCENT,
-        min_spread: 0,
-    };
+    /// The host's usual configuration under `seed` (the monitor's, a secret: see
+    /// [`Config::with_seed`](crate::Config::with_seed) — there is no default seed):
+    /// 1 % of the distinct pairs ([`HostParticipants`] reaches recall ≥ 0.99 and
+    /// precision ≥ 0.97 there), no minimum spread.
+    #[must_use]
+    pub const fn host(seed: Seed) -> Self {
+        Self {
+            seed,
+            share: ONE_PERCENT,
+            min_spread: 0,
+        }
+    }
 
-    /// A device's default: 2 % ([`DeviceParticipants`] is below its noise at 1 %).
-    pub const DEVICE: Self = Self {
-        share: TWO_PERCENT,
-        ..Self::HOST
-    };
-}
-
-impl Default for ParticipantsConfig {
-    fn default() -> Self {
-        Self::HOST
+    /// A device's usual configuration under `seed`: 2 % ([`DeviceParticipants`] is
+    /// below its noise at 1 %).
+    #[must_use]
+    pub const fn device(seed: Seed) -> Self {
+        Self {
+            share: TWO_PERCENT,
+            ..Self::host(seed)
+        }
     }
 }
 
@@ -171,7 +173,8 @@ impl Default for ParticipantsConfig {
 /// ```
 /// use loxo_flow::{FlowKey, Participants, ParticipantsConfig, ParticipantsReport, Role, Theta};
 ///
-/// let config = ParticipantsConfig { share: Theta::new(5, 100).unwrap(), ..ParticipantsConfig::HOST };
+/// let seed = loxo_core::Seed::new(0x5eed, 2); // the device's secret, provisioned
+/// let config = ParticipantsConfig { share: Theta::new(5, 100).unwrap(), ..ParticipantsConfig::host(seed) };
 /// let mut p = Participants::<128, 16, 128, 8, 96>::new(config);
 /// // A scanner: 198.51.100.1 sends one SYN to each of 3 000 destinations.
 /// for i in 0..3000u32 {
@@ -273,7 +276,7 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     ///
     /// ```
     /// use loxo_flow::{FlowKey, HostParticipants, ParticipantsConfig};
-    /// let c = ParticipantsConfig::HOST;
+    /// let c = ParticipantsConfig::host(loxo_core::Seed::new(1, 2));
     /// let p = Box::new(HostParticipants::new(c));
     /// for a in [&[10u8, 0, 0, 1][..], &[0x20; 16][..]] {
     ///     let full = FlowKey::address_hash(&c.seed, a).get();

@@ -130,7 +130,7 @@ struct Sent {
 ///
 /// let mut monitor = FlowMonitor::new(MonitorConfig {
 ///     byte_weight: ByteWeight::Ip, // octetDeltaCount counts IP bytes
-///     ..MonitorConfig::DEFAULT
+///     ..MonitorConfig::with_seed(loxo_core::Seed::new(1, 2))
 /// });
 /// let mut frame = [0u8; 60];
 /// frame[12..14].copy_from_slice(&[0x08, 0x00]);
@@ -236,7 +236,7 @@ impl Exporter {
     /// use loxo_flow::{FlowKey, Participants, ParticipantsConfig, ParticipantsReport};
     /// use loxo_ipfix::{Config, Decoder, Exporter, Item, Times};
     ///
-    /// let mut p = Participants::<128, 16, 128, 16, 72>::new(ParticipantsConfig::DEVICE);
+    /// let mut p = Participants::<128, 16, 128, 16, 72>::new(ParticipantsConfig::device(loxo_core::Seed::new(1, 2)));
     /// for src in 0..5000u32 {
     ///     p.observe(&FlowKey::v4(src.to_be_bytes(), [192, 0, 2, 10], 1234, 53, 17));
     /// }

@@ -9,6 +9,11 @@
 use libfuzzer_sys::fuzz_target;
 use loxo_flow::{parse_frame, Config, EpochPolicy, FlowMonitor, Parsed, Report, ShareOf};
 
+/// The fixed seed of this fuzz target (the value of the public default seed that was
+/// removed, so the figures stay as they were; a device's seed is provisioned, never
+/// written in the source).
+const TEST_SEED: loxo_core::Seed = loxo_core::Seed::new(0x6c6f_786f, 0x666c_6f77);
+
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, mut rest)) = data.split_first() else {
         return;
@@ -29,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         } else {
             EpochPolicy::Halve
         },
-        ..Config::default()
+        ..Config::with_seed(TEST_SEED)
     };
     let mut monitor: Box<FlowMonitor> = Box::new(FlowMonitor::new(config));
     let mut report: Box<Report> = Box::default();

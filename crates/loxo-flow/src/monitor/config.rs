@@ -69,19 +69,53 @@ pub(super) const ONE_PERCENT: Theta = match Theta::new(1, 100) {
 };
 
 impl Config {
-    /// The default configuration as a constant (for `static` monitors): a fixed demo
-    /// seed, θ = 1 % of bytes, no minimum volume (it depends on the epoch's length and
-    /// the link: the caller knows them), epochs closed by the caller,
-    /// [`EpochPolicy::Reset`].
-    pub const DEFAULT: Self = Self {
-        seed: Seed::new(0x6c6f_786f, 0x666c_6f77),
-        theta: ONE_PERCENT,
-        min_volume: 0,
-        share_of: ShareOf::Bytes,
-        byte_weight: ByteWeight::Wire,
-        epoch_packets: 0,
-        policy: EpochPolicy::Reset,
-    };
+    /// The usual configuration under `seed` (`const`, for `static` monitors): θ = 1 %
+    /// of bytes, no minimum volume (it depends on the epoch's length and the link: the
+    /// caller knows them), epochs closed by the caller, [`EpochPolicy::Reset`].
+    ///
+    /// There is no default seed, on purpose: the guarantees against crafted keys
+    /// (an attacker choosing flows that collide in the sketches to hide an elephant)
+    /// hold only for a seed the attacker does not know, and a seed written in the
+    /// source is public. Provision one per device or fleet: a firmware at build time
+    /// (the sample firmware's `LOXO_DEVICE_SEED`, or its TRNG at boot), a host tool from
+    /// the OS's entropy or a key file (`loxo top --seed FILE`, else a random seed it
+    /// prints where it saved). Devices whose sketches are merged share one seed.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::{Config, FlowMonitor};
+    /// // A test's fixed seed; a device's comes from provisioning, never from the source.
+    /// const CONFIG: Config = Config { epoch_packets: 1024, ..Config::with_seed(Seed::new(1, 2)) };
+    /// static M: FlowMonitor<128> = FlowMonitor::with_candidates(CONFIG);
+    /// assert_eq!(M.config().seed, Seed::new(1, 2));
+    /// ```
+    ///
+    /// Nothing hashes with a seed the source picked: neither a configuration nor a
+    /// monitor has a `Default`.
+    ///
+    /// ```compile_fail,E0599
+    /// let m = loxo_flow::FlowMonitor::default();
+    /// ```
+    ///
+    /// ```compile_fail,E0599
+    /// let c = loxo_flow::Config::default();
+    /// ```
+    ///
+    /// ```compile_fail,E0599
+    /// let c = loxo_flow::ParticipantsConfig::default();
+    /// ```
+    #[must_use]
+    pub const fn with_seed(seed: Seed) -> Self {
+        Self {
+            seed,
+            theta: ONE_PERCENT,
+            min_volume: 0,
+            share_of: ShareOf::Bytes,
+            byte_weight: ByteWeight::Wire,
+            epoch_packets: 0,
+            policy: EpochPolicy::Reset,
+        }
+    }
 }
 
 /// Why a monitor refused a [`Config`] ([`FlowMonitor::try_new`],
@@ -116,12 +150,6 @@ impl fmt::Display for ConfigError {
 }
 
 impl core::error::Error for ConfigError {}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
 
 impl Default for Theta {
     fn default() -> Self {

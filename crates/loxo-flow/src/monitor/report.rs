@@ -86,7 +86,7 @@ impl Elephant {
 /// ```
 /// use loxo_flow::{Config, FlowMonitor, Report, Theta};
 /// // θ = 1 % needs 100 candidates or more: 128 of them, and a report of 128 rows.
-/// let mut m = FlowMonitor::<128>::with_candidates(Config::DEFAULT);
+/// let mut m = FlowMonitor::<128>::with_candidates(Config::with_seed(loxo_core::Seed::new(1, 2)));
 /// let mut r = Report::<128>::with_candidates();
 /// m.end_epoch(&mut r);
 /// assert_eq!(r.elephants.capacity(), 128);
