@@ -35,10 +35,12 @@
 //! verify under another's key. The sequence number makes replays detectable: the
 //! collector keeps, per device, the highest number it accepted and a window of the
 //! ones just below, and refuses a number seen or older than the window; a gap in the
-//! numbers is a datagram lost in transit, counted. The sample firmware numbers its
-//! datagrams `boot << 32 | n`: `boot` is the boot's time in seconds from the host
-//! clock (a product keeps a boot counter in flash), `n` counts the boot's datagrams
-//! from 0, so the numbers also grow across reboots at least a second apart.
+//! numbers is a datagram lost in transit, counted. Senders number their datagrams
+//! `boot << 32 | n`, `n` counting the boot's datagrams from 0 (the collector counts
+//! gaps within a boot, and a new boot's numbers before its first datagram received);
+//! the sample firmware's `boot` is the boot's time in seconds from the host clock (a
+//! product keeps a boot counter in flash), so the numbers also grow across reboots at
+//! least a second apart.
 //!
 //! **Why a MAC and not an AEAD.** The sketches are not secret — a sketch's registers
 //! and counts reveal no more than the aggregate the collector prints, and its hash
