@@ -266,13 +266,11 @@ impl Keys {
         let Some(d) = self.devices.get_mut(&device) else {
             return Err(Stale::TooOld);
         };
-        match &mut d.window {
-            Some(w) => w.accept(seq),
-            None => {
-                d.window = Some(Window::new(seq));
-                Ok(())
-            }
+        if let Some(w) = &mut d.window {
+            return w.accept(seq);
         }
+        d.window = Some(Window::new(seq));
+        Ok(())
     }
 
     /// Datagrams lost in transit per device, from the gaps in their sequence numbers
