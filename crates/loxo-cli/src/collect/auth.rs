@@ -1,25 +1,7 @@
 //! Who may feed the collector: the devices' export keys and the fleet's seed
 //! fingerprint (`--keys FILE`), and per device a window of the sequence numbers
 //! already accepted, so a replayed datagram is refused and a skipped number is counted
-//! as a datagram lost in transit.
-//!
-//! # The keys file
-//!
-//! Text, one entry per line; `#` starts a comment, blank lines are skipped:
-//!
-//! ```text
-//! # the fleet's seed fingerprint, as `loxo inspect` prints it (16 hex digits)
-//! fleet-seed-fingerprint 0123456789abcdef
-//! # device id (decimal, or 0x… hex) and its 128-bit export key (32 hex digits, the
-//! # firmware's LOXO_EXPORT_KEY)
-//! 1 00112233445566778899aabbccddeeff
-//! 2 ffeeddccbbaa99887766554433221100
-//! ```
-//!
-//! A device listed twice, a malformed line or more than [`MAX_KEYS`] devices is an
-//! error naming the line (quoting at most 40 characters of it); keys are never
-//! printed. `--fleet-seed-fingerprint` overrides the file's fingerprint; one of them
-//! is required.
+//! as a datagram lost in transit. The keys file's format is on [`Keys`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +25,24 @@ pub const KEY_BYTES: usize = 3 * size_of::<(u32, Device)>();
 
 /// The export keys of the fleet's devices, their replay windows, and the fleet's seed
 /// fingerprint.
+///
+/// # The keys file
+///
+/// Text, one entry per line; `#` starts a comment, blank lines are skipped:
+///
+/// ```text
+/// # the fleet's seed fingerprint, as `loxo inspect` prints it (16 hex digits)
+/// fleet-seed-fingerprint 0123456789abcdef
+/// # device id (decimal, or 0x… hex) and its 128-bit export key (32 hex digits, the
+/// # firmware's LOXO_EXPORT_KEY)
+/// 1 00112233445566778899aabbccddeeff
+/// 2 ffeeddccbbaa99887766554433221100
+/// ```
+///
+/// A device listed twice, a malformed line or more than [`MAX_KEYS`] devices is an
+/// error naming the line and quoting at most 40 characters of its first word (so a
+/// key is never echoed). `--fleet-seed-fingerprint` overrides the file's fingerprint; one of them
+/// is required.
 #[derive(Debug, Clone)]
 pub struct Keys {
     fingerprint: u64,
@@ -140,7 +140,7 @@ impl Keys {
         self
     }
 
-    /// Reads a keys file (see the [module doc](self)); `fingerprint`, when given,
+    /// Reads a keys file (format: [`Keys`]); `fingerprint`, when given,
     /// overrides the file's.
     ///
     /// # Errors
@@ -164,10 +164,15 @@ impl Keys {
             if entry.is_empty() {
                 continue;
             }
+            let first = entry.split_whitespace().next().unwrap_or("");
             let bad = |what: &str| {
-                let excerpt: String = line.chars().take(40).collect();
-                let more = if line.chars().count() > 40 { "…" } else { "" };
-                anyhow::anyhow!("line {}: {what}: {excerpt:?}{more}", i + 1)
+                let excerpt: String = first.chars().take(40).collect();
+                let more = if first.chars().count() > 40 {
+                    "…"
+                } else {
+                    ""
+                };
+                anyhow::anyhow!("line {} ({excerpt:?}{more}…): {what}", i + 1)
             };
             let mut words = entry.split_whitespace();
             let (Some(a), Some(b), None) = (words.next(), words.next(), words.next()) else {
@@ -181,7 +186,6 @@ impl Keys {
                 continue;
             }
             let device = parse_device(a).ok_or_else(|| bad("not a device id (u32)"))?;
-            // The message quotes the line: a key there is the reader's own file.
             let key = ExportKey::from_hex(b).ok_or_else(|| bad("not a key (32 hex digits)"))?;
             if devices.len() >= MAX_KEYS {
                 return Err(bad(&format!("more than {MAX_KEYS} devices")));
@@ -348,24 +352,29 @@ mod tests {
             ),
             (
                 "fleet-seed-fingerprint xyz\n",
-                "line 1: not a seed fingerprint",
+                "not a seed fingerprint",
             ),
-            ("1 0011\n", "line 1: not a key"),
+            ("1 0011\n", "line 1 (\"1\"…): not a key"),
             (
                 "-1 00112233445566778899aabbccddeeff\n",
-                "line 1: not a device id",
+                "line 1 (\"-1\"…): not a device id",
             ),
             (
                 "1 00112233445566778899aabbccddeeff\n1 00112233445566778899aabbccddeeff",
-                "line 2: device 1 listed twice",
+                "line 2 (\"1\"…): device 1 listed twice",
             ),
-            ("1 2 3\n", "line 1: expected"),
+            ("1 2 3\n", "line 1 (\"1\"…): expected"),
         ] {
             let e = format!("{:#}", Keys::parse(text, None).unwrap_err());
             assert!(e.contains(msg), "{text:?}: {e}");
         }
-        let long = format!("1 {}", "z".repeat(1000));
+        let long = format!("{} 1", "z".repeat(1000));
         let e = format!("{:#}", Keys::parse(&long, Some(1)).unwrap_err());
         assert!(e.len() < 120, "a short excerpt: {e}");
+        let e = format!(
+            "{:#}",
+            Keys::parse("7 00112233445566778899aabbccddeef", Some(1)).unwrap_err()
+        );
+        assert!(!e.contains("0011"), "no key echoed: {e}");
     }
 }
