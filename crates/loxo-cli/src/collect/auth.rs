@@ -350,10 +350,7 @@ mod tests {
                 "1 00112233445566778899aabbccddeeff\n",
                 "no fleet seed fingerprint",
             ),
-            (
-                "fleet-seed-fingerprint xyz\n",
-                "not a seed fingerprint",
-            ),
+            ("fleet-seed-fingerprint xyz\n", "not a seed fingerprint"),
             ("1 0011\n", "line 1 (\"1\"…): not a key"),
             (
                 "-1 00112233445566778899aabbccddeeff\n",
