@@ -50,7 +50,13 @@
 //! 16-byte tag, a nonce to manage without reuse, and on the Cortex-M4 (no AES unit, a
 //! 32-bit core) several times SipHash's cost per byte plus a new dependency in the
 //! firmware; SipHash is already there for the control channel and the sketches'
-//! hashing. Where the sketches *are* sensitive, tunnel the export (IPsec, WireGuard).
+//! hashing. Measured on the sample firmware (QEMU `-icount`, 40 000 demo frames,
+//! `cargo xtask demo --summary --icount`): signing a full datagram costs ≈ 15 200
+//! Cortex-M4 instructions (≈ 10.6 per byte; the pump slice that sends one went from
+//! 13 640 to 28 880), the epoch end's mean from 435 066 to 578 866 instructions,
+//! spread over the frames after it; the per-frame cost and the longest window without
+//! a read (114 200, the atomic close) do not change. Where the sketches *are*
+//! sensitive, tunnel the export (IPsec, WireGuard).
 //!
 //! IPFIX (the firmware's other export, RFC 7011) has no integrity of its own over UDP
 //! (§11 leaves it to DTLS, which few collectors speak): restrict who may send by
