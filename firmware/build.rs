@@ -4,8 +4,9 @@
 //! of the 128 KiB / 256 KiB budget.
 //!
 //! Provisioning, outside the source tree: the device's hash seed
-//! (`LOXO_DEVICE_SEED`) and the control-channel key (`LOXO_CONTROL_KEY`), 32 hex
-//! digits each, are read from the environment at build time (`cargo xtask demo`
+//! (`LOXO_DEVICE_SEED`), the control-channel key (`LOXO_CONTROL_KEY`) and the key
+//! its sketch datagrams are authenticated under (`LOXO_EXPORT_KEY`, which `loxo
+//! collect --keys` lists for this device), 32 hex digits each, are read from the environment at build time (`cargo xtask demo`
 //! keeps them in `out/`); when unset, each is drawn from the build host's
 //! `/dev/urandom`, so no two builds share them and none is in the repository.
 //!
@@ -80,6 +81,7 @@ fn main() {
     let _ = fs::write(out.join("memory.x"), memory);
     let (seed, seed_src) = provisioned("LOXO_DEVICE_SEED");
     let (key, key_src) = provisioned("LOXO_CONTROL_KEY");
+    let (export, export_src) = provisioned("LOXO_EXPORT_KEY");
     let _ = fs::write(
         out.join("provisioning.rs"),
         format!(
@@ -88,7 +90,9 @@ fn main() {
              /// Where [`DEVICE_SEED`] came from.\n\
              pub(crate) const DEVICE_SEED_SOURCE: &str = \"{seed_src}\";\n\
              /// The control channel's authentication key ({key_src}).\n\
-             pub(crate) const CONTROL_KEY: loxo_core::Seed = loxo_core::Seed::from_bytes({key:?});\n"
+             pub(crate) const CONTROL_KEY: loxo_core::Seed = loxo_core::Seed::from_bytes({key:?});\n\
+             /// The sketch datagrams' authentication key ({export_src}).\n\
+             pub(crate) const EXPORT_KEY: loxo_control::datagram::ExportKey = loxo_control::datagram::ExportKey::from_bytes({export:?});\n"
         ),
     );
     // The network, set at build time (defaults: QEMU's user-network plan, which

@@ -9,6 +9,15 @@
 //! monitor's measured per-frame cost; exports are queued at epoch end and drained by
 //! [`Net::pump`] between frames, a datagram at a time, so the UDP socket needs only a
 //! few KiB of buffer however large the sketches are.
+//!
+//! Each sketch datagram carries a sequence number and a SipHash-2-4 MAC under the
+//! device's export key (`LOXO_EXPORT_KEY`, provisioned at build time like the control
+//! key). The numbers are `boot << 32 | n`: `n` counts this boot's datagrams from 0,
+//! `boot` is the boot's time in seconds from the host clock (semihosting; a product
+//! keeps a boot counter in flash), so they grow across reboots at least a second
+//! apart. Two boots within the same second would repeat numbers: the collector then
+//! refuses the second boot's datagrams as replays (counted) until its numbers pass
+//! the first boot's — safe, not silent, and left to the boot counter to fix.
 
 use loxo_control::datagram::{SketchDatagram, Stream, DATAGRAM_CHUNK, DATAGRAM_MAX};
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
@@ -19,7 +28,7 @@ use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint, Ipv4Address};
 
 use crate::board::Ticks;
-use crate::provisioning::{COLLECTOR_IP, DEVICE_IP, DEVICE_PREFIX, GATEWAY_IP};
+use crate::provisioning::{COLLECTOR_IP, DEVICE_IP, DEVICE_PREFIX, EXPORT_KEY, GATEWAY_IP};
 
 /// IPFIX's registered port (RFC 7011 §10.3.4).
 pub(crate) const IPFIX_PORT: u16 = 4739;
@@ -156,6 +165,8 @@ pub(crate) struct Net {
     clock: Clock,
     queue: Queue,
     domain: u32,
+    /// The next sketch datagram's sequence number (`boot << 32 | n`).
+    seq: u64,
     sketches: &'static mut [u8; SKETCHES_LEN],
 }
 
@@ -226,6 +237,8 @@ impl Net {
             clock,
             queue: Queue::default(),
             domain,
+            // Seconds since 1970 fit 32 bits until 2106.
+            seq: (crate::boot_secs() & 0xffff_ffff) << 32,
             sketches,
         }
     }
@@ -338,7 +351,10 @@ impl Net {
                 self.queue.sent = usize::MAX >> 1;
                 break;
             };
-            let Ok(n) = d.emit(&mut buf) else { break };
+            let d = SketchDatagram { seq: self.seq, ..d };
+            let Ok(n) = d.emit(&EXPORT_KEY, &mut buf) else {
+                break;
+            };
             let socket = self.sockets.get_mut::<udp::Socket>(self.udp);
             if socket.payload_send_capacity() - socket.send_queue() < n || !socket.can_send() {
                 break;
@@ -349,6 +365,7 @@ impl Net {
             {
                 break;
             }
+            self.seq += 1;
             self.queue.sent += 1;
             self.queue.datagrams += 1;
             sent += 1;

@@ -14,6 +14,9 @@ use loxo_flow::{ByteWeight, FlowKey};
 pub const TEST_DEVICE_SEED: &str = "0123456789abcdef0f1e2d3c4b5a6978";
 /// The control key tests provision.
 pub const TEST_CONTROL_KEY: &str = "00112233445566778899aabbccddeeff";
+/// The sketch export key tests provision (`LOXO_EXPORT_KEY`; the demo's `loxo
+/// collect --keys` lists it for the device).
+pub const TEST_EXPORT_KEY: &str = "e4e4e4e4e4e4e4e40123456789abcdef";
 
 /// The release `loxo` binary, built (`cargo build --release -p loxo-cli`, quiet) in
 /// `firmware_e2e`'s target directory (`target_tmpdir/firmware-e2e/target`): the
@@ -70,7 +73,8 @@ pub fn run(target_tmpdir: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         PathBuf::from(target_tmpdir).join("firmware-e2e/target"),
     )
     .env("LOXO_DEVICE_SEED", TEST_DEVICE_SEED)
-    .env("LOXO_CONTROL_KEY", TEST_CONTROL_KEY);
+    .env("LOXO_CONTROL_KEY", TEST_CONTROL_KEY)
+    .env("LOXO_EXPORT_KEY", TEST_EXPORT_KEY);
     for (k, v) in env {
         cmd.env(k, v);
     }

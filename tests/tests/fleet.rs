@@ -8,6 +8,13 @@
 //! keys `loxo gen` built its frames for), not a parse of the frames. Nothing is
 //! mocked; set `LOXO_SKIP_COLLECTORS=1` (or `LOXO_SKIP_REDIS=1`) to skip only the
 //! Redis half when `redis-server` is missing (without it, a missing server fails).
+//!
+//! The same runs also export their sketches as authenticated datagrams to the demo's
+//! `loxo collect --keys` (the firmware built with `LOXO_EXPORT_KEY`, the collector
+//! given that key and the fleet's seed fingerprint): checked, every epoch's frames
+//! verify and merge with no error and no sequence gap (the refusals — unknown
+//! device, bad MAC, replay, foreign fingerprint — are tested on the host, in
+//! `crates/loxo-cli/tests/collect.rs`, without another QEMU run).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;
@@ -27,6 +34,9 @@ const FRAMES: u64 = 20_000;
 /// The firmware's `EPOCH_FRAMES`.
 const EPOCH: usize = 16_384;
 const SEEDS: [u64; 2] = [21, 22];
+
+/// The fleet's export key (both devices use it here; a fleet gives each its own).
+const EXPORT_KEY: &str = "e4e4e4e4e4e4e4e40123456789abcdef";
 
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.output().unwrap();
@@ -57,6 +67,26 @@ fn decode(path: &Path) -> Hll<14> {
     h
 }
 
+/// The demo's `loxo collect` (keys file: the device, its export key, the fleet's
+/// fingerprint) merged both epochs' frames, authenticated, with no error and no gap in
+/// the sequence numbers.
+fn check_collected(stdout: &str, seed: u64) {
+    let merged = stdout
+        .lines()
+        .filter(|l| l.contains("fleet distinct flows: ") && l.contains("devices 1;"))
+        .count();
+    assert_eq!(merged, 2, "device {seed}: two epochs merged:\n{stdout}");
+    let summary = stdout
+        .lines()
+        .find(|l| l.contains(" datagrams (") && l.contains(" errors"))
+        .unwrap_or_else(|| panic!("device {seed}: no collector summary:\n{stdout}"));
+    assert!(summary.ends_with(", 0 errors"), "device {seed}: {summary}");
+    assert!(
+        !stdout.contains("lost in transit"),
+        "device {seed}:\n{stdout}"
+    );
+}
+
 #[test]
 fn epoch_sketches_merge_in_loxo_and_in_redis() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fleet");
@@ -69,7 +99,7 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
     let mut union = HashSet::new();
     for seed in SEEDS {
         let dir = tmp.join("sketches").join(seed.to_string());
-        run(Command::new(&cargo)
+        let demo = run(Command::new(&cargo)
             .args(["run", "--release", "-q", "-p", "xtask", "--", "demo"])
             .args(["--frames", &FRAMES.to_string(), "--seed", &seed.to_string()])
             .args(["--timeout", "600", "--sketch-dir"])
@@ -79,7 +109,9 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
             // A fleet whose sketches are merged shares one seed, provisioned like
             // any other secret: here both "devices" get the same test value.
             .env("LOXO_DEVICE_SEED", "f1ee7f1ee7f1ee7f0123456789abcdef")
-            .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff"));
+            .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff")
+            .env("LOXO_EXPORT_KEY", EXPORT_KEY));
+        check_collected(&String::from_utf8_lossy(&demo.stdout), seed);
         // One sketch per epoch, each within 4σ of that epoch's flows. The epochs
         // hold ~3 950 and ~1 380 flows in m = 16 384 registers (t = n/m ≈ 0.24 and
         // 0.08, linear counting's regime): σ = 0.57 % and 0.56 % by the delta method

@@ -5,22 +5,27 @@
 //! HLLs and its estimate is within 4σ of the exact union of distinct flows, every
 //! frame received is written back byte for byte, the fleet top-k bounds contain the
 //! exact fleet-wide weights, and the corrupt, duplicate and wrong-seed frames are
-//! counted, reported and not merged, with a non-zero exit.
+//! counted, reported and not merged, with a non-zero exit. Every datagram is signed
+//! under its device's export key (`--keys`); the issue-33 attacks (an unknown device
+//! with the fleet's fingerprint, a foreign fingerprint first, replays, a sender not
+//! allowed) are refused and counted through the binary too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
 use std::io::{BufRead, BufReader, Read};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use loxo_cli::collect::{combine_top, decode_topk, KEY_WIRE_LEN};
+use loxo_cli::collect::{combine_top, decode_topk, Sender, KEY_WIRE_LEN};
 use loxo_cli::exact::Exact;
 use loxo_cli::resp::Client;
 use loxo_cli::trace::{generate_with_truth, Popularity, TraceConfig};
-use loxo_control::datagram::{SketchDatagram, Stream, DATAGRAM_MAX};
+use loxo_control::datagram::{ExportKey, SketchDatagram, Stream};
 use loxo_core::Seed;
 use loxo_flow::{Config, FlowKey, FlowMonitor, Report, FLOWS_P};
 use loxo_hll::Hll;
@@ -85,21 +90,60 @@ fn device_epoch(seed: Seed, trace_seed: u64, packets: u64) -> Sent {
     }
 }
 
+/// Device `d`'s export key, as 32 hex digits.
+fn key_hex(d: u32) -> String {
+    format!("{d:08x}{}", "c0ffee00".repeat(3))
+}
+
+fn device_key(d: u32) -> ExportKey {
+    ExportKey::from_hex(&key_hex(d)).unwrap()
+}
+
+/// The devices' senders: sequence numbers go on over the whole test binary (every
+/// collector it starts sees each device's numbers increase).
+static SENDERS: Mutex<BTreeMap<u32, Sender>> = Mutex::new(BTreeMap::new());
+
+fn with_sender<T>(device: u32, f: impl FnOnce(&mut Sender) -> T) -> T {
+    let mut s = SENDERS.lock().unwrap();
+    f(s.entry(device)
+        .or_insert_with(|| Sender::new(device, device_key(device), 0)))
+}
+
 fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<Vec<u8>> {
-    let mut buf = [0u8; DATAGRAM_MAX];
-    SketchDatagram::chunks(stream, device, epoch, frame)
-        .map(|d| {
-            let n = d.emit(&mut buf).unwrap();
-            buf[..n].to_vec()
-        })
-        .collect()
+    with_sender(device, |s| s.datagrams(stream, epoch, frame))
+}
+
+/// `bytes` edited by `edit`, then renumbered and signed by its device (a fault of
+/// the device, not of the network).
+fn resign(bytes: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    edit(&mut b);
+    let d = SketchDatagram::parse(&b).unwrap();
+    with_sender(d.device, |s| s.sign(&d)).unwrap()
+}
+
+/// A keys file for devices 1..=5 under the fleet's fingerprint.
+fn keys_file() -> PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("loxo-collect-{}-{n}.keys", std::process::id()));
+    let mut text = format!(
+        "# test fleet\nfleet-seed-fingerprint {:016x}\n",
+        FLEET.fingerprint()
+    );
+    for d in 1..=5 {
+        std::fmt::Write::write_fmt(&mut text, format_args!("{d} {}\n", key_hex(d))).unwrap();
+    }
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 /// Starts `loxo collect --listen 127.0.0.1:0 ARGS…`; returns the child, the address it
 /// listens on and a thread collecting the rest of its stderr.
 fn spawn(args: &[&std::ffi::OsStr]) -> (Child, String, JoinHandle<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_loxo"))
-        .args(["collect", "--listen", "127.0.0.1:0"])
+        .args(["collect", "--listen", "127.0.0.1:0", "--keys"])
+        .arg(keys_file())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -206,6 +250,8 @@ fn collect_merges_two_devices_and_counts_every_fault() {
 
     let dir = out_dir();
     let (child, addr, rest) = spawn(&[
+        "--allow-from".as_ref(),
+        "127.0.0.0/8,::1".as_ref(),
         "--epochs".as_ref(),
         "3".as_ref(),
         "--timeout".as_ref(),
@@ -222,12 +268,13 @@ fn collect_merges_two_devices_and_counts_every_fault() {
             let mut flows = datagrams(Stream::Flows, device, epoch, &s.flows);
             let mut topk = datagrams(Stream::TopK, device, epoch, &s.topk);
             if epoch == 2 && device == 2 {
-                // A flipped bit in a chunk: the frame's CRC-32 catches it.
-                flows[3][40] ^= 0x10;
+                // A flipped bit in a chunk (on the device: its MAC is good): the
+                // frame's CRC-32 catches it.
+                flows[3] = resign(&flows[3], |d| d[40] ^= 0x10);
             }
             if epoch == 2 && device == 1 {
-                // A chunk sent twice.
-                let dup = topk[2].clone();
+                // A chunk sent twice (the device numbering it again).
+                let dup = resign(&topk[2], |_| {});
                 topk.insert(3, dup);
             }
             send(&socket, &addr, &flows);
@@ -248,7 +295,7 @@ fn collect_merges_two_devices_and_counts_every_fault() {
         ),
         "{ctx}"
     );
-    assert_eq!(stderr.matches("seed fingerprint").count(), 6, "{ctx}");
+    assert_eq!(stderr.matches(": seed fingerprint").count(), 6, "{ctx}");
     assert!(
         stderr.contains("device 2 epoch 2 flows: checksum mismatch"),
         "{ctx}"
@@ -493,4 +540,177 @@ fn collect_out_stays_within_its_cap() {
     got.decode_into(&fleet).unwrap();
     assert_eq!(got, *sent[3].hll);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 33's attacks, through the binary and real UDP. Before the honest devices: a
+/// listed device with a foreign seed (it used to become the fleet's fingerprint and
+/// lock the honest devices out) and an unlisted "device" 666 carrying the fleet's
+/// fingerprint, whose flows sketch has every register at its largest (the fleet's
+/// distinct flows used to print `inf`) and whose top-k lists a fake flow of 10¹⁵
+/// bytes (it used to rank first); after them, every honest datagram of epoch 0
+/// replayed. All refused and counted by reason; the honest epochs merge as if
+/// nothing happened.
+#[test]
+fn collect_refuses_unknown_forged_and_replayed_datagrams() {
+    let honest: Vec<Sent> = [61, 62].map(|ts| device_epoch(FLEET, ts, 10_000)).into();
+    let fake_key = FlowKey::v4([6, 6, 6, 6], [6, 6, 6, 6], 666, 666, 17);
+    let mut poisoned = Hll::<14>::new(FLEET);
+    for i in 0..1 << 14 {
+        poisoned.update_register(i, 64 - 14 + 1);
+    }
+    let mut flows = vec![0u8; poisoned.encoded_len()];
+    let n = poisoned.encode_into(&mut flows).unwrap();
+    flows.truncate(n);
+    let mut top = Box::new(loxo_cms::SpaceSaving::<FlowKey, 256>::new());
+    loxo_cms::TopK::update(
+        &mut *top,
+        &fake_key,
+        fake_key.hash_with(&FLEET),
+        1_000_000_000_000_000,
+    );
+    let mut topk = vec![0u8; top.encoded_len::<KEY_WIRE_LEN>()];
+    top.encode_into::<KEY_WIRE_LEN>(&FLEET, &mut topk).unwrap();
+
+    let (mut child, addr, rest) =
+        spawn(&["--stop-on-eof".as_ref(), "--top".as_ref(), "3".as_ref()]);
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let foreign = device_epoch(ROGUE, 63, 2_000);
+    send(
+        &socket,
+        &addr,
+        &datagrams(Stream::Flows, 3, 0, &foreign.flows),
+    );
+    let mut rogue = Sender::new(666, device_key(666), 0);
+    let forged: Vec<Vec<u8>> = rogue
+        .datagrams(Stream::Flows, 0, &flows)
+        .into_iter()
+        .chain(rogue.datagrams(Stream::TopK, 0, &topk))
+        .collect();
+    send(&socket, &addr, &forged);
+    let mut recorded = Vec::new();
+    for epoch in 0..2 {
+        for (device, s) in (1..).zip(&honest) {
+            let d: Vec<Vec<u8>> = datagrams(Stream::Flows, device, epoch, &s.flows)
+                .into_iter()
+                .chain(datagrams(Stream::TopK, device, epoch, &s.topk))
+                .collect();
+            send(&socket, &addr, &d);
+            if epoch == 0 {
+                recorded.extend(d);
+            }
+        }
+        if epoch == 0 {
+            send(&socket, &addr, &recorded);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = rest.join().unwrap();
+    let ctx = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(!out.status.success(), "{ctx}");
+    assert_eq!(
+        count_before(&stdout, "unknown device"),
+        forged.len() as u64,
+        "{ctx}"
+    );
+    assert_eq!(
+        count_before(&stdout, "replayed or old sequence number"),
+        recorded.len() as u64,
+        "{ctx}"
+    );
+    assert_eq!(count_before(&stdout, "seed mismatch"), 1, "{ctx}");
+    assert_eq!(count_before(&stdout, "datagram dropped unread"), 0, "{ctx}");
+    assert!(
+        !stdout.contains("6.6.6.6"),
+        "the fake flow is not ranked: {ctx}"
+    );
+    assert!(!stdout.contains("inf"), "{ctx}");
+    for epoch in 0..2 {
+        let mut fleet = honest[0].hll.clone();
+        fleet.merge(&honest[1].hll).unwrap();
+        assert!(
+            stdout.contains(&format!(
+                "fleet distinct flows: {:.0} (relative standard error 0.81 %; devices 1, 2;",
+                fleet.estimate()
+            )),
+            "epoch {epoch}: {ctx}"
+        );
+    }
+    assert!(
+        stderr.contains("device 666 epoch 0 flows datagram 0: not a device of the keys file"),
+        "{ctx}"
+    );
+}
+
+/// `--allow-from`: datagrams of other addresses are refused unread and counted; and
+/// without `--keys` the collector does not start unless told `--insecure-no-auth`.
+#[test]
+fn collect_refuses_other_senders_and_needs_keys() {
+    let (mut child, addr, rest) = spawn(&[
+        "--stop-on-eof".as_ref(),
+        "--allow-from".as_ref(),
+        "10.0.0.0/8".as_ref(),
+    ]);
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let s = device_epoch(FLEET, 64, 1_000);
+    let d = datagrams(Stream::Flows, 1, 0, &s.flows);
+    send(&socket, &addr, &d);
+    // The refusals are counted when the collector stops (and every second).
+    std::thread::sleep(Duration::from_millis(100));
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ctx = format!("stdout:\n{stdout}\nstderr:\n{}", rest.join().unwrap());
+    assert!(!out.status.success(), "{ctx}");
+    assert!(stdout.starts_with("0 datagrams"), "{ctx}");
+    assert_eq!(
+        count_before(&stdout, "sender not allowed"),
+        d.len() as u64,
+        "{ctx}"
+    );
+
+    let o = Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args(["collect", "--listen", "127.0.0.1:0", "--timeout", "1"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--keys"),
+        "{o:?}"
+    );
+
+    // `--insecure-no-auth`: anything goes, an unlisted device's datagrams included.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loxo"))
+        .args([
+            "collect",
+            "--listen",
+            "127.0.0.1:0",
+            "--insecure-no-auth",
+            "--stop-on-eof",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("loxo collect: listening on ")
+        .unwrap()
+        .to_owned();
+    let mut rogue = Sender::new(99, device_key(99), 0);
+    send(&socket, &addr, &rogue.datagrams(Stream::Flows, 0, &s.flows));
+    send(&socket, &addr, &rogue.datagrams(Stream::TopK, 0, &s.topk));
+    std::thread::sleep(Duration::from_millis(100));
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("devices 99;"), "{stdout}");
 }

@@ -31,9 +31,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use loxo_cli::collect::cluster::flows_key;
-use loxo_cli::collect::{datagrams, KEY_WIRE_LEN};
+use loxo_cli::collect::{Sender, KEY_WIRE_LEN};
 use loxo_cli::trace::{generate_with_truth, Popularity, TraceConfig};
-use loxo_control::datagram::Stream;
+use loxo_control::datagram::{ExportKey, Stream};
 use loxo_core::Seed;
 use loxo_flow::{Config, FlowMonitor};
 use loxo_hll::Hll;
@@ -45,6 +45,36 @@ const ROGUE: Seed = Seed::new(0xbad, 0x5eed);
 const EPOCHS: [u32; 3] = [1, 2, 3];
 /// Devices 1–3 of the fleet, device 4 with another seed.
 const DEVICES: [u32; 4] = [1, 2, 3, 4];
+
+/// Device `d`'s export key (the collectors' keys file lists all four: the rogue
+/// device is authenticated, its seed is what is wrong).
+fn export_key(d: u32) -> ExportKey {
+    ExportKey::from_bytes([d as u8; 16])
+}
+
+/// The keys file every collector of the test reads.
+fn keys_file() -> String {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("collect_cluster.keys");
+    let mut text = format!("fleet-seed-fingerprint {:016x}\n", FLEET.fingerprint());
+    for d in DEVICES {
+        text.push_str(&format!("{d} {}\n", format!("{:02x}", d as u8).repeat(16)));
+    }
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// A frame's datagrams, numbered on from the device's last ones and signed, as the
+/// device would send them (a frame sent twice is a second, fresh copy: authentic, so
+/// it is the cluster that counts it twice).
+fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<Vec<u8>> {
+    static SENDERS: std::sync::Mutex<Vec<Sender>> = std::sync::Mutex::new(Vec::new());
+    let mut senders = SENDERS.lock().unwrap();
+    while senders.len() < device as usize {
+        let d = senders.len() as u32 + 1;
+        senders.push(Sender::new(d, export_key(d), 1));
+    }
+    senders[device as usize - 1].datagrams(stream, epoch, frame)
+}
 
 /// A device's epoch: its flows and top-k frames, and its HLL.
 struct Sent {
@@ -89,10 +119,7 @@ fn device_epoch(device: u32, epoch: u32) -> Sent {
 fn spawn(args: &[String]) -> (Child, String, JoinHandle<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_loxo"))
         .args(["collect", "--listen", "127.0.0.1:0", "--timeout", "30"])
-        .args([
-            "--seed-fingerprint",
-            &format!("{:016x}", FLEET.fingerprint()),
-        ])
+        .args(["--keys", &keys_file()])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -317,7 +344,9 @@ fn three_collectors_on_a_redis_cluster_answer_as_one() {
     }
     // A collector of another fleet (or a mistyped fingerprint) refuses to start, and
     // so does one without a fingerprint.
-    for fp in [&["--seed-fingerprint", "0123456789abcdef"][..], &[]] {
+    let keys = keys_file();
+    let other = ["--keys", &keys, "--seed-fingerprint", "0123456789abcdef"];
+    for fp in [&other[..], &["--insecure-no-auth"]] {
         let o = Command::new(env!("CARGO_BIN_EXE_loxo"))
             .args(["collect", "--listen", "127.0.0.1:0", "--redis-cluster"])
             .arg(&cluster.addrs()[1])
@@ -327,8 +356,8 @@ fn three_collectors_on_a_redis_cluster_answer_as_one() {
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{err}");
-        let want = if fp.is_empty() {
-            "--redis-cluster needs --seed-fingerprint".to_owned()
+        let want = if fp.len() == 1 {
+            "--redis-cluster needs the fleet's seed fingerprint".to_owned()
         } else {
             format!(
                 "holds the fleet of seed fingerprint {:016x}",

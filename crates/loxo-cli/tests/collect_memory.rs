@@ -17,11 +17,11 @@
 use std::alloc::System;
 
 use loxo_cli::collect::{
-    datagrams, Collector, Limits, TopSummary, COLLECTOR_BYTES, DEVICE_BYTES, DEVICE_EPOCH_BYTES,
+    Collector, Keys, Limits, Sender, TopSummary, COLLECTOR_BYTES, DEVICE_BYTES, DEVICE_EPOCH_BYTES,
     EPOCH_BYTES, KEY_WIRE_LEN,
 };
 use loxo_cms::TopK;
-use loxo_control::datagram::Stream;
+use loxo_control::datagram::{ExportKey, Stream};
 use loxo_core::Seed;
 use loxo_flow::FlowKey;
 use loxo_hll::Hll;
@@ -55,17 +55,30 @@ fn collector_heap_per_device_epoch_is_the_documented_figure() {
     let (flows, topk) = frames(Seed::new(1, 2));
     assert_eq!((flows.len(), topk.len()), (196_656, 14_900), "dense, full");
     let (devices, epochs) = (16usize, 8usize);
-    let region = Region::new(GLOBAL);
-    let mut c = Collector::new(Limits {
-        // No epoch closes: all 8 stay open.
-        min_devices: devices + 1,
-        ..Limits::default()
+    // The keys (and their replay windows) are allocated once, before: their cost,
+    // `KEY_BYTES` per device listed, is fixed by the keys file.
+    let key = |d: u32| ExportKey::from_bytes([d as u8; 16]);
+    let keys = (0..devices as u32).fold(Keys::new(Seed::new(1, 2).fingerprint()), |k, d| {
+        k.with(d, key(d))
     });
+    let mut senders: Vec<Sender> = (0..devices as u32)
+        .map(|d| Sender::new(d, key(d), 0))
+        .collect();
+    let region = Region::new(GLOBAL);
+    let mut c = Collector::new(
+        Limits {
+            // No epoch closes: all 8 stay open.
+            min_devices: devices + 1,
+            ..Limits::default()
+        },
+        keys,
+    );
     for e in 0..epochs as u32 {
-        for d in 0..devices as u32 {
-            for x in datagrams(Stream::Flows, d, e, &flows)
+        for s in &mut senders {
+            for x in s
+                .datagrams(Stream::Flows, e, &flows)
                 .iter()
-                .chain(&datagrams(Stream::TopK, d, e, &topk))
+                .chain(&s.datagrams(Stream::TopK, e, &topk))
             {
                 c.push(x);
             }

@@ -289,9 +289,14 @@ struct Collect {
 }
 
 impl Collect {
-    fn start(loxo: &Path, dir: &Path, port: u16) -> anyhow::Result<Self> {
+    fn start(loxo: &Path, dir: &Path, keys: &Path, port: u16) -> anyhow::Result<Self> {
         let mut child = Command::new(loxo)
             .args(["collect", "--listen", &format!("127.0.0.1:{port}")])
+            // Only the device's authenticated datagrams, from `loxo replay`'s
+            // forwarding socket on the loopback.
+            .arg("--keys")
+            .arg(keys)
+            .args(["--allow-from", "127.0.0.0/8"])
             .arg("--out")
             .arg(dir)
             // It stops COLLECT_IDLE_SECS after the last datagram (the firmware sends
@@ -334,6 +339,37 @@ impl Collect {
     }
 }
 
+/// The keys file of the demo's `loxo collect` (`out/collect-PORT.keys`, one per run):
+/// the fleet's seed fingerprint (the device seed's) and the device's export key under
+/// its id (`LOXO_OBSERVATION_DOMAIN`, 1 by default, as the firmware build reads it).
+fn collect_keys(out_dir: &Path, seed: &Path, export: &Path, port: u16) -> anyhow::Result<PathBuf> {
+    let hex16 = |p: &Path| -> anyhow::Result<[u8; 16]> {
+        let h = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let h = h.trim();
+        let mut b = [0u8; 16];
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = h
+                .get(2 * i..2 * i + 2)
+                .and_then(|d| u8::from_str_radix(d, 16).ok())
+                .with_context(|| format!("{}: not 32 hex digits", p.display()))?;
+        }
+        Ok(b)
+    };
+    let fingerprint = loxo_core::Seed::from_bytes(hex16(seed)?).fingerprint();
+    let domain = std::env::var("LOXO_OBSERVATION_DOMAIN").unwrap_or_else(|_| "1".to_owned());
+    let key = std::fs::read_to_string(export)?;
+    let path = out_dir.join(format!("collect-{port}.keys"));
+    std::fs::write(
+        &path,
+        format!(
+            "# loxo collect --keys: written by cargo xtask demo\nfleet-seed-fingerprint {fingerprint:016x}\n{} {}\n",
+            domain.trim(),
+            key.trim()
+        ),
+    )?;
+    Ok(path)
+}
+
 /// Two distinct free UDP ports on 127.0.0.1 (bound, read, released).
 fn free_ports() -> anyhow::Result<(u16, u16)> {
     let a = UdpSocket::bind("127.0.0.1:0")?;
@@ -350,6 +386,7 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     let out_dir = root.join("out");
     std::fs::create_dir_all(&out_dir)?;
     let (seed_file, key_file) = provisioning(&out_dir)?;
+    let export_file = provision(&out_dir.join("export.key"), "LOXO_EXPORT_KEY")?;
     let loxo = build_loxo(&root)?;
 
     let pcap = demo_trace(o, &loxo, &out_dir)?;
@@ -358,7 +395,12 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let elf = build_firmware(&root, &seed_file, &key_file, blocklist.as_deref())?;
+    let elf = build_firmware(
+        &root,
+        &seed_file,
+        (&key_file, &export_file),
+        blocklist.as_deref(),
+    )?;
 
     let (host_port, nic_port) = free_ports()?;
     let mut qemu = qemu_command((host_port, nic_port), o.icount);
@@ -379,7 +421,8 @@ fn demo(o: &Opts) -> anyhow::Result<ExitCode> {
     // One directory per run (tests run demos side by side), removed once listed.
     let nfcapd_dir = out_dir.join(format!("nfcapd-{collector_port}"));
     let nfcapd = Nfcapd::start(&nfcapd_dir, collector_port)?;
-    let collect = Collect::start(&loxo, &out_dir.join("collect"), sketch_port)?;
+    let keys = collect_keys(&out_dir, &seed_file, &export_file, sketch_port)?;
+    let collect = Collect::start(&loxo, &out_dir.join("collect"), &keys, sketch_port)?;
     let mut replay = replay_command(
         &loxo,
         &pcap,
@@ -676,12 +719,13 @@ fn build_loxo(root: &Path) -> anyhow::Result<PathBuf> {
     Ok(target_dir.join("release/loxo"))
 }
 
-/// Builds the firmware ELF, provisioned with the seed and key files and flashing
+/// Builds the firmware ELF, provisioned with the seed, control-key and export-key
+/// files and flashing
 /// `blocklist`; returns its path.
 fn build_firmware(
     root: &Path,
     seed: &Path,
-    key: &Path,
+    (key, export): (&Path, &Path),
     blocklist: Option<&Path>,
 ) -> anyhow::Result<PathBuf> {
     eprintln!("xtask: building the firmware (release, thumbv7em-none-eabihf)");
@@ -700,7 +744,8 @@ fn build_firmware(
         .env_remove("RUSTFLAGS")
         .env_remove("LOXO_BLOCKLIST")
         .env("LOXO_DEVICE_SEED", read(seed)?)
-        .env("LOXO_CONTROL_KEY", read(key)?);
+        .env("LOXO_CONTROL_KEY", read(key)?)
+        .env("LOXO_EXPORT_KEY", read(export)?);
     if let Some(b) = blocklist {
         build.env("LOXO_BLOCKLIST", b);
     }

@@ -153,7 +153,8 @@ mod tests {
     use redis::Value;
 
     use super::chunks;
-    use crate::collect::{datagrams, Collector, ErrorKind, Limits};
+    use crate::collect::{Collector, ErrorKind, Limits, Sender};
+    use loxo_control::datagram::ExportKey;
 
     fn flows(seed: Seed, n: u32) -> Vec<u8> {
         let mut h = Hll::<14>::new(seed);
@@ -192,10 +193,14 @@ mod tests {
     fn a_shared_collector_counts_only_what_it_began() {
         let seed = Seed::new(3, 4);
         let frame = flows(seed, 20_000);
-        let dg = datagrams(Stream::Flows, 1, 5, &frame);
+        let key = ExportKey::from_bytes([7; 16]);
+        let (mut one, mut two) = (Sender::new(1, key, 1), Sender::new(2, key, 1));
+        let dg = one.datagrams(Stream::Flows, 5, &frame);
+        let dg7 = one.datagrams(Stream::Flows, 7, &frame);
+        let half = two.datagrams(Stream::Flows, 7, &frame);
         assert!(dg.len() > 2, "{} chunks", dg.len());
         for shared in [false, true] {
-            let mut c = Collector::new(Limits::default()).with_fingerprint(seed.fingerprint());
+            let mut c = Collector::insecure(Limits::default()).with_fingerprint(seed.fingerprint());
             if shared {
                 c = c.shared();
             }
@@ -204,10 +209,9 @@ mod tests {
             for d in &dg {
                 c.push(d);
             }
-            for d in datagrams(Stream::Flows, 1, 7, &frame) {
-                c.push(&d);
+            for d in &dg7 {
+                c.push(d);
             }
-            let half = datagrams(Stream::Flows, 2, 7, &frame);
             for d in &half[..half.len() / 2] {
                 c.push(d);
             }

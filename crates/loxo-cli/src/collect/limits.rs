@@ -156,6 +156,15 @@ pub enum ErrorKind {
     Dropped,
     /// Writing a file or exporting to Redis failed, or `--out` reached its cap.
     Output,
+    /// A datagram of a device the keys file does not list: refused.
+    UnknownDevice,
+    /// A datagram whose MAC does not verify under its device's key: refused.
+    BadMac,
+    /// A datagram whose sequence number its device already used, or older than its
+    /// window: refused.
+    Replay,
+    /// A datagram from an address `--allow-from` does not list: refused unread.
+    Address,
 }
 
 impl ErrorKind {
@@ -176,6 +185,10 @@ impl ErrorKind {
             Self::Lost => "frame of a lost epoch",
             Self::Dropped => "datagram dropped unread",
             Self::Output => "output failed",
+            Self::UnknownDevice => "unknown device",
+            Self::BadMac => "bad MAC",
+            Self::Replay => "replayed or old sequence number",
+            Self::Address => "sender not allowed",
         }
     }
 }

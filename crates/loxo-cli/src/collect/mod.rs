@@ -22,11 +22,35 @@
 //!   ranking by `count` is an estimate (a flow spread thinly over many devices can
 //!   rank lower than its weight); the bounds always contain the truth.
 //!
-//! Merging requires equal hash seeds. The collector does not know the seed: it reads
-//! frames with seed-less decoders and merges only frames whose seed fingerprint is the
-//! fleet's — the first fingerprint it decodes (or `--seed-fingerprint`). A frame of
-//! another fingerprint is written to its device file, reported and counted as an
-//! error, never merged.
+//! # Who is merged: keys, sequence numbers, the fleet's fingerprint
+//!
+//! Every datagram carries its device id, its epoch, a per-device sequence number and
+//! a MAC under the device's export key ([`loxo_control::datagram`]). With `--keys
+//! FILE` (device id → key, and the fleet's seed fingerprint: the format is in
+//! [`Keys`]) the collector merges only what passes, in this order, and counts what
+//! does not by reason, never merging it: a device the file does not list ("unknown
+//! device"), a MAC that does not verify under that device's key ("bad MAC"), a
+//! sequence number the device already used or older than its window of
+//! [`WINDOW`] ("replayed or old sequence number"). A skipped sequence number is a
+//! datagram lost in transit, reported per device at the end.
+//!
+//! Merging also requires equal hash seeds. The collector does not know the seed: it
+//! reads frames with seed-less decoders and merges only frames whose seed fingerprint
+//! is the fleet's — **configured** (`--fleet-seed-fingerprint`, or the keys file's
+//! `fleet-seed-fingerprint` line), never learned from the traffic, so a sender of
+//! another seed cannot lock the honest devices out. A frame of another fingerprint is
+//! written to its device file, reported and counted ("seed mismatch"), never merged.
+//!
+//! Without `--keys` the collector refuses to start, unless told `--insecure-no-auth`:
+//! then it checks no MAC and no sequence number, takes any device id, and (without
+//! `--fleet-seed-fingerprint`) takes the first fingerprint it decodes as the fleet's —
+//! anyone who can send it a datagram can add flows to the fleet's figures or, first,
+//! have the honest devices' frames refused. Only for a network where every sender is
+//! trusted. `--allow-from PREFIXES` refuses datagrams of other source addresses before
+//! they are read (counted, "sender not allowed"): no authentication (a source address
+//! can be spoofed) but a cheap first filter. IPFIX, the firmware's other export, has no
+//! integrity of its own over UDP (RFC 7011 §11 leaves it to DTLS): restrict its
+//! exporters by address and keep it on a network you trust.
 //!
 //! # Memory: what is held, and its bounds
 //!
@@ -65,8 +89,8 @@
 //! discarded silently. A frame still missing or incomplete when its epoch is finalized
 //! is counted, and so are the frames of epochs a device skipped when no device's
 //! datagram opened them (a whole epoch lost); [`Collector::losses`] sums these per
-//! device. The datagrams carry no sequence number yet (issue 33 item 1 adds one, with
-//! a MAC): within what they carry, (device, epoch, stream, offset) is the sequence.
+//! device. With keys, each datagram's sequence number also tells a datagram lost in
+//! transit ([`Collector::datagram_losses`]), even one a reordering would hide.
 //! Datagrams that never reach the collector's reading are counted too: the socket asks
 //! for an 8 MiB receive buffer (`--recv-buffer`; Linux grants up to
 //! `net.core.rmem_max`), a thread drains it into a queue of [`RECV_QUEUE`] datagrams
@@ -84,8 +108,8 @@
 //!
 //! # The command
 //!
-//! `loxo collect --listen 127.0.0.1:4740 [--out DIR] [--redis HOST:PORT] [--epochs N]
-//! [--devices N] [--timeout SECS]` prints, per epoch, the devices seen, the fleet distinct-flow
+//! `loxo collect --listen 127.0.0.1:4740 --keys FILE [--allow-from PREFIXES] [--out DIR]
+//! [--redis HOST:PORT] [--epochs N] [--devices N] [--timeout SECS]` prints, per epoch, the devices seen, the fleet distinct-flow
 //! estimate and the fleet top flows; with `--out` it writes
 //! `DIR/epoch-<n>/device-<d>.flows.loxo`, `…/device-<d>.topk.loxo` (the frames as
 //! received, on arrival) and `DIR/epoch-<n>/fleet.flows.loxo` (the merged HLL under the
@@ -100,46 +124,57 @@
 //! collectors; [`cluster_read`]: `loxo fleet` prints each epoch as one collector
 //! would). It stops after `--epochs N` closed epochs
 //! or after `--timeout` seconds without a datagram, and exits non-zero if any error
-//! was counted. "Every device seen" is all a collector can know of the fleet: a
+//! was counted; the summary line counts the errors by reason, the lines after it the
+//! frames and the datagrams lost in transit per device. "Every device seen" is all a collector can know of the fleet: a
 //! device whose first datagram arrives after the others closed the last epoch is not
 //! waited for (and one after the epoch was finalized is late), so give `--devices N`
 //! when the fleet's size is known.
 //!
 //! The files follow the data: `socket.rs` (the socket, its receive thread and drop
-//! counts), `reassembly.rs` (the [`Collector`] state machine), `limits.rs` (its
+//! counts), `allow.rs` (`--allow-from`), `auth.rs` (the keys and replay windows),
+//! `reassembly.rs` (the [`Collector`] state machine), `limits.rs` (its
 //! bounds, costs and error kinds), `fleet.rs` (an epoch's fleet figures), `output.rs`
 //! (the text printed, the files written), `out_dir.rs` (the capped `--out`),
 //! `redis.rs` (the export), `cluster.rs`, `cluster_relay.rs` and `cluster_read.rs` (the
 //! Redis Cluster) and this one (the command's loop).
 //!
 //! ```
-//! use loxo_cli::collect::{datagrams, Collector, Limits};
-//! use loxo_control::datagram::Stream;
+//! use loxo_cli::collect::{Collector, ErrorKind, Keys, Limits, Sender};
+//! use loxo_control::datagram::{ExportKey, Stream};
 //! use loxo_core::Seed;
 //! use loxo_hll::Hll;
 //!
 //! let seed = Seed::new(1, 2);
-//! let mut c = Collector::new(Limits::default());
+//! let key = |d: u32| ExportKey::from_bytes([d as u8; 16]);
+//! let keys = Keys::new(seed.fingerprint()).with(1, key(1)).with(2, key(2));
+//! let mut c = Collector::new(Limits::default(), keys);
 //! for device in [1, 2] {
+//!     let mut sender = Sender::new(device, key(device), 0);
 //!     let mut hll = Hll::<14>::new(seed);
 //!     for i in 0..1000u32 {
 //!         hll.insert(&(i + device * 500).to_le_bytes());
 //!     }
 //!     let mut frame = vec![0u8; hll.encoded_len()];
 //!     let n = hll.encode_into(&mut frame)?;
-//!     for d in datagrams(Stream::Flows, device, 0, &frame[..n]) {
+//!     for d in sender.datagrams(Stream::Flows, 0, &frame[..n]) {
 //!         c.push(&d);
 //!     }
 //! }
+//! // A replayed datagram is refused.
+//! let again = Sender::new(1, key(1), 0).datagrams(Stream::Flows, 0, &[0; 40]);
+//! c.push(&again[0]);
 //! c.finish(); // no top-k frames were sent: counted as incomplete
 //! let epoch = c.take_finalized().remove(0);
 //! let fleet = epoch.flows.unwrap().estimate();
 //! // Keys 500..2000: within 4σ, σ = 1.04/√16384 ≈ 0.81 %.
 //! assert!((fleet - 1500.0).abs() < 1500.0 * 4.0 * 0.0081, "{fleet}");
-//! assert_eq!(c.error_count(), 2);
+//! assert_eq!(c.error_count(), 3);
+//! assert_eq!(c.error_counts()[&ErrorKind::Replay], 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod allow;
+mod auth;
 pub mod cluster;
 pub mod cluster_read;
 pub mod cluster_relay;
@@ -161,15 +196,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use loxo_cms::SpaceSaving;
-use loxo_control::datagram::{SketchDatagram, Stream, DATAGRAM_MAX};
+use loxo_control::datagram::{ExportKey, SketchDatagram, Stream, DATAGRAM_MAX};
 use loxo_core::wire::frame_len;
 use loxo_flow::FlowKey;
 
 use crate::resp::Client;
 use output::Output;
 
+pub use allow::AllowFrom;
+pub use auth::{parse_fingerprint, Keys, KEY_BYTES, MAX_KEYS, WINDOW};
 pub use cluster::ClusterSink;
 pub use cluster_read::{ClusterEpoch, FleetArgs};
 pub use fleet::{combine_top, decode_topk, DeviceFrame, DeviceTop, EpochSummary, FleetEntry};
@@ -204,26 +241,74 @@ pub const fn max_frame(stream: Stream) -> usize {
     }
 }
 
-/// The datagrams a device sends for `frame` of `(stream, device, epoch)`, each a
-/// whole UDP payload: [`SketchDatagram::chunks`], emitted (every chunk fits in
-/// [`DATAGRAM_MAX`] bytes, so none is left out).
-#[must_use]
-pub fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<Vec<u8>> {
-    let mut buf = [0u8; DATAGRAM_MAX];
-    SketchDatagram::chunks(stream, device, epoch, frame)
-        .filter_map(|d| {
-            let n = d.emit(&mut buf).ok()?;
-            Some(buf[..n].to_vec())
-        })
-        .collect()
+/// A device's side of the export, for tests and tools: it numbers its datagrams as
+/// the sample firmware does (`boot << 32 | n`, `n` from 0) and signs each under its
+/// key.
+#[derive(Clone, Debug)]
+pub struct Sender {
+    device: u32,
+    key: ExportKey,
+    next: u64,
+}
+
+impl Sender {
+    /// Device `device` with `key`, at boot number `boot`.
+    #[must_use]
+    pub const fn new(device: u32, key: ExportKey, boot: u32) -> Self {
+        Self {
+            device,
+            key,
+            next: (boot as u64) << 32,
+        }
+    }
+
+    /// The sequence number of the next datagram.
+    #[must_use]
+    pub const fn next_seq(&self) -> u64 {
+        self.next
+    }
+
+    /// Skips `n` sequence numbers (datagrams "lost").
+    pub const fn skip(&mut self, n: u64) {
+        self.next = self.next.saturating_add(n);
+    }
+
+    /// `d` (of any device: a test's forgery) numbered as this sender's next datagram
+    /// and signed under its key; `None` when `d` cannot be emitted (a chunk past
+    /// its total).
+    pub fn sign(&mut self, d: &SketchDatagram<'_>) -> Option<Vec<u8>> {
+        let mut buf = [0u8; DATAGRAM_MAX];
+        let d = SketchDatagram {
+            seq: self.next,
+            ..*d
+        };
+        let n = d.emit(&self.key, &mut buf).ok()?;
+        self.next += 1;
+        buf.get(..n).map(<[u8]>::to_vec)
+    }
+
+    /// The datagrams for `frame` of `(stream, epoch)`, each a whole UDP payload:
+    /// [`SketchDatagram::chunks`], numbered and signed (every chunk fits in
+    /// [`DATAGRAM_MAX`] bytes, so none is left out).
+    pub fn datagrams(&mut self, stream: Stream, epoch: u32, frame: &[u8]) -> Vec<Vec<u8>> {
+        SketchDatagram::chunks(stream, self.device, epoch, frame)
+            .filter_map(|d| self.sign(&d))
+            .collect()
+    }
 }
 
 /// Options of `loxo collect`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:
-  loxo collect --listen 0.0.0.0:4740 --out collected --devices 2
-  loxo collect --listen 127.0.0.1:4740 --redis 127.0.0.1:6379 --epochs 3 --timeout 30
-  loxo collect --listen 0.0.0.0:4740 --seed-fingerprint 7156940b55f19a9e --redis-cluster 127.0.0.1:7000")]
+#[command(
+    after_help = "Keys file (--keys): one `DEVICE KEY` line per device (id, 32 hex digits:
+the firmware's LOXO_EXPORT_KEY) and a `fleet-seed-fingerprint HEX` line; # comments.
+
+Examples:
+  loxo collect --listen 0.0.0.0:4740 --keys fleet.keys --out collected --devices 2
+  loxo collect --listen 127.0.0.1:4740 --keys fleet.keys --allow-from 10.0.2.0/24 \\
+      --redis 127.0.0.1:6379 --epochs 3 --timeout 30
+  loxo collect --listen 0.0.0.0:4740 --keys fleet.keys --redis-cluster 127.0.0.1:7000"
+)]
 pub struct Args {
     /// UDP address to receive sketch datagrams on (port 0: any free port; the address
     /// is printed on stderr).
@@ -265,10 +350,31 @@ pub struct Args {
     /// Fleet top flows printed per epoch.
     #[arg(long, value_name = "K", default_value_t = 10)]
     pub top: usize,
+    /// The devices' export keys and the fleet's seed fingerprint (`DEVICE KEY` and
+    /// `fleet-seed-fingerprint HEX` lines): only their authenticated, fresh datagrams
+    /// are merged.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "insecure_no_auth"
+    )]
+    pub keys: Option<PathBuf>,
     /// The fleet's seed fingerprint (16 hex digits, as `loxo inspect` prints it);
-    /// default: the first one received.
-    #[arg(long, value_name = "HEX")]
-    pub seed_fingerprint: Option<String>,
+    /// overrides the keys file's. Without keys and without it, the first one received
+    /// (insecure).
+    #[arg(long, value_name = "HEX", alias = "seed-fingerprint", value_parser = parse_fingerprint)]
+    pub fleet_seed_fingerprint: Option<u64>,
+    /// Take datagrams without authentication: no MAC or sequence number checked, any
+    /// device id merged, and without --fleet-seed-fingerprint the first sender's
+    /// fingerprint is the fleet's. Anyone who can reach the port can falsify the
+    /// fleet's figures: only on a network where every sender is trusted.
+    #[arg(long, conflicts_with = "keys")]
+    pub insecure_no_auth: bool,
+    /// Take datagrams only from these source addresses (comma-separated `ADDR` or
+    /// `ADDR/LEN`, IPv4 or IPv6); others are counted and dropped unread. Not
+    /// authentication (addresses can be spoofed): a first filter.
+    #[arg(long, value_name = "PREFIXES", value_parser = AllowFrom::parse)]
+    pub allow_from: Option<AllowFrom>,
     /// Devices tracked at most; datagrams of more are refused and counted.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = at_least_one)]
     pub max_devices: usize,
@@ -343,29 +449,49 @@ fn stdin_eof() -> Arc<AtomicBool> {
 /// A socket that cannot be bound or read, a Redis server that cannot be reached at
 /// start, bad options. Errors of the senders are counted, not returned.
 pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
-    let mut c = Collector::new(Limits {
+    let limits = Limits {
         min_devices: a.devices,
         max_devices: a.max_devices,
         max_open_epochs: a.max_open_epochs,
         max_bytes: usize::try_from(a.max_memory).unwrap_or(usize::MAX),
         ..Limits::default()
-    });
+    };
+    let auth_note;
+    let fingerprint;
+    let mut c = match (&a.keys, a.insecure_no_auth) {
+        (Some(path), false) => {
+            let keys = Keys::load(path, a.fleet_seed_fingerprint)?;
+            auth_note = format!(
+                "{} device keys, fleet seed fingerprint {:016x}",
+                keys.len(),
+                keys.fingerprint()
+            );
+            fingerprint = Some(keys.fingerprint());
+            Collector::new(limits, keys)
+        }
+        (None, true) => {
+            auth_note =
+                "--insecure-no-auth: datagrams are not authenticated, any sender's are merged"
+                    .to_owned();
+            fingerprint = a.fleet_seed_fingerprint;
+            let c = Collector::insecure(limits);
+            match a.fleet_seed_fingerprint {
+                Some(fp) => c.with_fingerprint(fp),
+                None => c,
+            }
+        }
+        _ => bail!(
+            "give --keys FILE (or, on a network where every sender is trusted, --insecure-no-auth)"
+        ),
+    };
     let shared = !a.redis_cluster.is_empty();
     if a.out.is_some() || shared {
         c = c.with_frame_output();
     }
-    let fingerprint = a
-        .seed_fingerprint
-        .as_deref()
-        .map(|hex| cluster::parse_fingerprint(hex).context("--seed-fingerprint"))
-        .transpose()?;
-    if let Some(fp) = fingerprint {
-        c = c.with_fingerprint(fp);
-    }
     let mut sink = None;
     if shared {
         let Some(fp) = fingerprint else {
-            bail!("--redis-cluster needs --seed-fingerprint: the collectors of a fleet must agree on it before any datagram comes")
+            bail!("--redis-cluster needs the fleet's seed fingerprint (--keys, or --fleet-seed-fingerprint): the collectors of a fleet must agree on it before any datagram comes")
         };
         c = c.shared();
         sink = Some(ClusterSink::connect(&a.redis_cluster, fp, a.redis_ttl)?);
@@ -381,6 +507,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let (socket, granted) = socket::bind(&a.listen, asked)?;
     let mut redis = a.redis.as_deref().map(Client::connect).transpose()?;
     eprintln!("loxo collect: listening on {}", socket.local_addr()?);
+    eprintln!("loxo collect: {auth_note}");
     // Linux reports twice the size asked (its bookkeeping share included).
     let short = if granted < asked {
         " (less than asked: the kernel's limit, e.g. net.core.rmem_max)"
@@ -388,7 +515,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         ""
     };
     eprintln!("loxo collect: receive buffer {granted} bytes, {asked} asked{short}");
-    let mut rx = socket::Datagrams::start(socket)?;
+    let mut rx = socket::Datagrams::start(socket, a.allow_from.clone())?;
     let mut out = Output {
         dir: a.out.as_deref().map(|d| OutDir::new(d, a.out_max_bytes)),
         redis: redis.as_mut(),
@@ -473,6 +600,17 @@ fn summary(c: &Collector) -> anyhow::Result<ExitCode> {
             .map(|(d, n)| format!("device {d}: {n}"))
             .collect();
         println!("frames lost in transit: {}", per.join(", "));
+    }
+    let gaps = c.datagram_losses();
+    if !gaps.is_empty() {
+        let per: Vec<String> = gaps
+            .iter()
+            .map(|(d, n)| format!("device {d}: {n}"))
+            .collect();
+        println!(
+            "datagrams lost in transit (sequence gaps): {}",
+            per.join(", ")
+        );
     }
     Ok(if errors == 0 {
         ExitCode::SUCCESS

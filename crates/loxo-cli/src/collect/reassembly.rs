@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use loxo_control::datagram::{SketchDatagram, Stream};
 
+use super::auth::Keys;
 use super::fleet::{combine_frames, decode_topk, DeviceFrame, EpochSummary};
 use super::limits::{
     ErrorKind, Limits, COLLECTOR_BYTES, DEVICE_BYTES, EPOCH_BYTES, MESSAGE_MAX, SLOT_BYTES,
@@ -103,6 +104,9 @@ enum Why {
 #[derive(Debug)]
 pub struct Collector {
     limits: Limits,
+    /// The devices' keys and replay windows; `None`: unauthenticated
+    /// ([`insecure`](Self::insecure)).
+    keys: Option<Keys>,
     fingerprint: Option<u64>,
     epochs: BTreeMap<u32, Epoch>,
     devices: BTreeMap<u32, Seen>,
@@ -129,11 +133,29 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// An empty collector.
+    /// An empty collector of the devices in `keys`: it merges only datagrams whose MAC
+    /// verifies under their device's key, of a sequence number not seen before, and
+    /// frames of the fleet's seed fingerprint (the one in `keys`).
     #[must_use]
-    pub fn new(limits: Limits) -> Self {
+    pub fn new(limits: Limits, keys: Keys) -> Self {
+        let fingerprint = Some(keys.fingerprint());
+        Self {
+            keys: Some(keys),
+            fingerprint,
+            ..Self::insecure(limits)
+        }
+    }
+
+    /// An empty collector that **trusts every sender** (`--insecure-no-auth`): no MAC
+    /// is checked, any device id is taken, a datagram can be replayed, and the fleet's
+    /// fingerprint is the first one decoded unless fixed by
+    /// [`with_fingerprint`](Self::with_fingerprint). Only for a network where every
+    /// sender is trusted.
+    #[must_use]
+    pub fn insecure(limits: Limits) -> Self {
         Self {
             limits,
+            keys: None,
             fingerprint: None,
             epochs: BTreeMap::new(),
             devices: BTreeMap::new(),
@@ -164,7 +186,8 @@ impl Collector {
         self
     }
 
-    /// Fixes the fleet's seed fingerprint instead of taking the first one decoded.
+    /// Fixes the fleet's seed fingerprint instead of taking the first one decoded
+    /// ([`insecure`](Self::insecure)), or replaces the keys' one.
     #[must_use]
     pub const fn with_fingerprint(mut self, fingerprint: u64) -> Self {
         self.fingerprint = Some(fingerprint);
@@ -221,15 +244,8 @@ impl Collector {
     /// Takes one datagram (a whole UDP payload).
     pub fn push(&mut self, bytes: &[u8]) {
         self.datagrams += 1;
-        let d = match SketchDatagram::parse(bytes) {
-            Ok(d) => d,
-            Err(e) => {
-                let n = self.datagrams;
-                return self.fail(
-                    ErrorKind::Datagram,
-                    format!("datagram {n} ({} bytes): {e}", bytes.len()),
-                );
-            }
+        let Some(d) = self.admit(bytes) else {
+            return;
         };
         let what = format!("device {} epoch {} {}", d.device, d.epoch, d.stream.name());
         if self.finalized_to.is_some_and(|e| d.epoch <= e) {
@@ -255,6 +271,32 @@ impl Collector {
             self.complete(&d, &what, completed);
         }
         self.advance();
+    }
+
+    /// The datagram in `bytes` if it is well formed and, with keys, from a listed
+    /// device, its MAC good and its sequence number new; else counts why not.
+    fn admit<'a>(&mut self, bytes: &'a [u8]) -> Option<SketchDatagram<'a>> {
+        let d = match SketchDatagram::parse(bytes) {
+            Ok(d) => d,
+            Err(e) => {
+                let n = self.datagrams;
+                self.fail(
+                    ErrorKind::Datagram,
+                    format!("datagram {n} ({} bytes): {e}", bytes.len()),
+                );
+                return None;
+            }
+        };
+        let Some(keys) = &mut self.keys else {
+            return Some(d);
+        };
+        match keys.admit(bytes, &d) {
+            Ok(()) => Some(d),
+            Err((kind, msg)) => {
+                self.fail(kind, msg);
+                None
+            }
+        }
     }
 
     /// Records that `device` sent something of `epoch`.
@@ -652,6 +694,24 @@ impl Collector {
     #[must_use]
     pub const fn losses(&self) -> &BTreeMap<u32, u64> {
         &self.losses
+    }
+
+    /// Datagrams lost in transit per device, from the gaps in their sequence numbers
+    /// (with keys; devices that lost none are not listed).
+    #[must_use]
+    pub fn datagram_losses(&self) -> BTreeMap<u32, u64> {
+        if self.shared {
+            // Another collector of the cluster may have taken the numbers skipped
+            // here: only the frames each stored (`loxo fleet`) tell what was lost.
+            return BTreeMap::new();
+        }
+        self.keys.as_ref().map(Keys::losses).unwrap_or_default()
+    }
+
+    /// Whether datagrams are authenticated ([`new`](Self::new)).
+    #[must_use]
+    pub const fn authenticated(&self) -> bool {
+        self.keys.is_some()
     }
 
     /// Errors counted, by kind.

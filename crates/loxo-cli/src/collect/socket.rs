@@ -15,7 +15,7 @@ use anyhow::{bail, Context};
 use loxo_control::datagram::DATAGRAM_MAX;
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::{Collector, ErrorKind};
+use super::{AllowFrom, Collector, ErrorKind};
 
 /// `--recv-buffer`'s default: 8 MiB asked of the kernel (Linux grants at most
 /// `net.core.rmem_max`, and counts each datagram's bookkeeping too: a 1 424-byte
@@ -60,33 +60,39 @@ pub(super) struct Datagrams {
     rx: Receiver<Vec<u8>>,
     stop: Arc<AtomicBool>,
     queue_drops: Arc<AtomicU64>,
+    /// Datagrams from addresses `--allow-from` does not list.
+    refused: Arc<AtomicU64>,
     thread: Option<JoinHandle<io::Result<()>>>,
     /// The socket (the thread reads a clone of it), for the kernel's drop count.
     socket: UdpSocket,
-    /// Drops already counted: (kernel, queue).
-    counted: (u64, u64),
+    /// Drops already counted: (kernel, queue, refused).
+    counted: (u64, u64, u64),
 }
 
 impl Datagrams {
-    /// Starts the receive thread on `socket`.
-    pub(super) fn start(socket: UdpSocket) -> anyhow::Result<Self> {
+    /// Starts the receive thread on `socket`, taking datagrams from the addresses
+    /// `allow` lists (any, when `None`).
+    pub(super) fn start(socket: UdpSocket, allow: Option<AllowFrom>) -> anyhow::Result<Self> {
         let reader = socket.try_clone().context("cannot clone the socket")?;
         // The thread looks at its stop flag every 100 ms.
         reader.set_read_timeout(Some(Duration::from_millis(100)))?;
         let (tx, rx) = mpsc::sync_channel(RECV_QUEUE);
         let stop = Arc::new(AtomicBool::new(false));
         let queue_drops = Arc::new(AtomicU64::new(0));
+        let refused = Arc::new(AtomicU64::new(0));
         let thread = {
-            let (stop, drops) = (Arc::clone(&stop), Arc::clone(&queue_drops));
-            std::thread::spawn(move || receive(&reader, &tx, &stop, &drops))
+            let counts = [Arc::clone(&queue_drops), Arc::clone(&refused)];
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || receive(&reader, &tx, &stop, allow.as_ref(), &counts))
         };
         Ok(Self {
             rx,
             stop,
             queue_drops,
+            refused,
             thread: Some(thread),
             socket,
-            counted: (0, 0),
+            counted: (0, 0, 0),
         })
     }
 
@@ -132,6 +138,16 @@ impl Datagrams {
                 format!("{n} datagrams dropped: the receive queue of {RECV_QUEUE} was full"),
             );
         }
+        let r = self.refused.load(Ordering::Relaxed);
+        let n = r - self.counted.2;
+        self.counted.2 = r;
+        if n > 0 {
+            c.fail_n(
+                ErrorKind::Address,
+                n,
+                format!("{n} datagrams from addresses --allow-from does not list: refused"),
+            );
+        }
     }
 
     /// Stops the receive thread (within 100 ms).
@@ -143,18 +159,24 @@ impl Datagrams {
     }
 }
 
-/// The receive thread: socket → queue until told to stop.
+/// The receive thread: socket → queue until told to stop; `counts` are the
+/// datagrams dropped for a full queue and those refused for their address.
 fn receive(
     socket: &UdpSocket,
     tx: &SyncSender<Vec<u8>>,
     stop: &AtomicBool,
-    drops: &AtomicU64,
+    allow: Option<&AllowFrom>,
+    counts: &[Arc<AtomicU64>; 2],
 ) -> io::Result<()> {
+    let [drops, refused] = counts;
     // One byte more than a sketch datagram: a longer one arrives cut, and the
     // collector refuses it as malformed without a larger copy.
     let mut buf = [0u8; DATAGRAM_MAX + 1];
     while !stop.load(Ordering::Acquire) {
         match socket.recv_from(&mut buf) {
+            Ok((_, from)) if allow.is_some_and(|a| !a.allows(from.ip())) => {
+                refused.fetch_add(1, Ordering::Relaxed);
+            }
             Ok((n, _)) => match tx.try_send(buf.get(..n).unwrap_or(&buf).to_vec()) {
                 Ok(()) => {}
                 Err(TrySendError::Full(_)) => {

@@ -1,18 +1,67 @@
 //! The collector on datagrams built in memory.
 #![allow(clippy::unwrap_used)]
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
 use loxo_cms::TopK;
-use loxo_control::datagram::Stream;
+use loxo_control::datagram::{ExportKey, SketchDatagram, Stream};
 use loxo_core::Seed;
 use loxo_flow::FlowKey;
 use loxo_hll::Hll;
 
 use super::{
-    combine_top, datagrams, describe, Collector, ErrorKind, Limits, ReceivedFrame, TopSummary,
+    combine_top, describe, Collector, ErrorKind, Keys, Limits, ReceivedFrame, Sender, TopSummary,
     DEVICE_EPOCH_BYTES, KEY_WIRE_LEN,
 };
 
 const SEED: Seed = Seed::new(1, 2);
+
+/// Device `d`'s export key.
+fn device_key(d: u32) -> ExportKey {
+    let mut b = [0x5a; 16];
+    b[..4].copy_from_slice(&d.to_le_bytes());
+    ExportKey::from_bytes(b)
+}
+
+/// The keys of devices 0..16 and the fleet's fingerprint.
+fn keys() -> Keys {
+    (0..16).fold(Keys::new(SEED.fingerprint()), |k, d| {
+        k.with(d, device_key(d))
+    })
+}
+
+/// A collector of devices 0..16.
+fn collector(limits: Limits) -> Collector {
+    Collector::new(limits, keys())
+}
+
+thread_local! {
+    /// Each device's sender: its sequence numbers go on across a test's frames.
+    static SENDERS: RefCell<BTreeMap<u32, Sender>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+fn with_sender<T>(device: u32, f: impl FnOnce(&mut Sender) -> T) -> T {
+    SENDERS.with(|s| {
+        f(s.borrow_mut()
+            .entry(device)
+            .or_insert_with(|| Sender::new(device, device_key(device), 0)))
+    })
+}
+
+/// The datagrams device `device` sends for `frame`, numbered after its last ones.
+fn datagrams(stream: Stream, device: u32, epoch: u32, frame: &[u8]) -> Vec<Vec<u8>> {
+    with_sender(device, |s| s.datagrams(stream, epoch, frame))
+}
+
+/// `bytes` edited by `edit`, then renumbered and signed by its device: what a device
+/// with a fault would send.
+fn resign(bytes: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    edit(&mut b);
+    let d = SketchDatagram::parse(&b).unwrap();
+    with_sender(d.device, |s| s.sign(&d)).unwrap()
+}
 
 fn key(i: u32) -> FlowKey {
     FlowKey::v4([10, 0, 0, 1], i.to_be_bytes(), 1000, 80, 6)
@@ -55,7 +104,7 @@ fn send(c: &mut Collector, stream: Stream, device: u32, epoch: u32, frame: &[u8]
 
 #[test]
 fn two_devices_merge_per_epoch() {
-    let mut c = Collector::new(Limits::default());
+    let mut c = collector(Limits::default());
     // (device, its flows from, its top-k list)
     let lists = [
         (1, 0, &[(1, 500), (2, 100)][..]),
@@ -115,7 +164,7 @@ fn two_devices_merge_per_epoch() {
 /// summary of more candidates than the collector takes (512) is refused, not merged.
 #[test]
 fn summaries_of_128_and_256_candidates_merge() {
-    let mut c = Collector::new(Limits::default());
+    let mut c = collector(Limits::default());
     // 1 000 flows of weight 1..=7 per device: both summaries are full.
     let weights: Vec<(u32, u64)> = (0..1000u32).map(|i| (i, 1 + u64::from(i % 7))).collect();
     for device in 1..=3 {
@@ -195,36 +244,38 @@ fn bad_chunks_drop_their_frame_and_are_counted() {
     let frame = hll(0, 5000, SEED);
     let d = datagrams(Stream::Flows, 1, 0, &frame);
     assert!(d.len() > 3);
-    let mut c = Collector::new(Limits::default());
-    // Duplicate chunk: the frame is dropped, its later chunks discarded.
+    let mut c = collector(Limits::default());
+    // The same datagram twice: a replay, refused before reassembly.
     c.push(&d[0]);
     c.push(&d[1]);
     c.push(&d[1]);
+    assert_eq!(c.error_counts().get(&ErrorKind::Replay), Some(&1));
+    // A duplicate chunk (sent again, under a new sequence number): the frame is
+    // dropped, its later chunks discarded.
+    c.push(&resign(&d[1], |_| {}));
     for x in &d[2..] {
         c.push(x);
     }
     assert_eq!(c.error_counts().get(&ErrorKind::Sequence), Some(&1));
     assert_eq!(c.datagrams().1, d.len() as u64 - 2);
-    // Corrupt chunk: the CRC catches it.
-    let mut bad = d.clone();
-    let last = bad[2].len() - 1;
-    bad[2][last] ^= 1;
-    for x in &bad {
+    // Corrupt chunk (device-side, so its MAC is good): the frame's CRC catches it.
+    for (i, x) in d.iter().enumerate() {
         // device 1 epoch 0 flows is settled: use epoch 1
-        let mut y = x.clone();
-        y[15] = 1;
-        c.push(&y);
+        c.push(&resign(x, |y| {
+            y[15] = 1;
+            if i == 2 {
+                y[40] ^= 1;
+            }
+        }));
     }
     assert_eq!(c.error_counts().get(&ErrorKind::Frame), Some(&1));
     // Garbage, a huge total, a chunk starting mid-frame, a frame sent twice.
     c.push(b"nonsense");
-    let mut huge = d[0].clone();
-    huge[16..20].copy_from_slice(&u32::MAX.to_be_bytes());
-    huge[14] = 9;
-    c.push(&huge);
-    let mut mid = d[1].clone();
-    mid[15] = 2;
-    c.push(&mid);
+    c.push(&resign(&d[0], |y| {
+        y[24..28].copy_from_slice(&u32::MAX.to_be_bytes());
+        y[14] = 9;
+    }));
+    c.push(&resign(&d[1], |y| y[15] = 2));
     let t = topk(&[(1, 5)], SEED);
     send(&mut c, Stream::TopK, 1, 3, &t);
     send(&mut c, Stream::TopK, 1, 3, &t);
@@ -238,7 +289,7 @@ fn bad_chunks_drop_their_frame_and_are_counted() {
 
 #[test]
 fn wrong_seed_is_reported_not_merged() {
-    let mut c = Collector::new(Limits::default());
+    let mut c = collector(Limits::default());
     send(&mut c, Stream::Flows, 1, 0, &hll(0, 100, SEED));
     send(&mut c, Stream::TopK, 1, 0, &topk(&[(1, 5)], SEED));
     let other = Seed::new(3, 4);
@@ -259,7 +310,7 @@ fn wrong_seed_is_reported_not_merged() {
 #[test]
 fn min_devices_keeps_an_epoch_open_for_a_late_device() {
     for (min, closed) in [(0, 1), (2, 0)] {
-        let mut c = Collector::new(Limits {
+        let mut c = collector(Limits {
             min_devices: min,
             ..Limits::default()
         });
@@ -282,7 +333,7 @@ fn limits_bound_memory() {
         min_devices: 0,
         max_bytes: usize::MAX,
     };
-    let mut c = Collector::new(limits);
+    let mut c = collector(limits);
     let frame = hll(0, 5000, SEED);
     for device in 0..4 {
         c.push(&datagrams(Stream::Flows, device, 0, &frame)[0]);
@@ -323,7 +374,7 @@ fn skipped_epochs_are_counted_once() {
     // the same after it: device 1's epochs 2 and 3 are incomplete.
     // (lost, incomplete, device 1's losses, device 2's)
     for (case, want) in [(0, (8, 2, 4, 6)), (1, (0, 4, 4, 0)), (2, (0, 4, 4, 0))] {
-        let mut c = Collector::new(Limits::default());
+        let mut c = collector(Limits::default());
         for e in 0..2 {
             both(&mut c, 1, e);
             both(&mut c, 2, e);
@@ -363,7 +414,7 @@ fn skipped_epochs_are_counted_once() {
 /// device.
 #[test]
 fn a_lost_chunk_is_counted_against_its_device() {
-    let mut c = Collector::new(Limits::default());
+    let mut c = collector(Limits::default());
     let d = datagrams(Stream::Flows, 7, 0, &hll(0, 5000, SEED));
     for (i, x) in d.iter().enumerate() {
         if i != 2 {
@@ -382,7 +433,7 @@ fn a_lost_chunk_is_counted_against_its_device() {
 #[test]
 fn memory_limit_refuses_and_names_itself() {
     let max_bytes = 40_000;
-    let mut c = Collector::new(Limits {
+    let mut c = collector(Limits {
         max_bytes,
         ..Limits::default()
     });
@@ -432,7 +483,7 @@ fn memory_limit_refuses_and_names_itself() {
     // Room for a device and an epoch, not for a frame's slot: every datagram is
     // refused, none is held.
     let max_bytes = super::COLLECTOR_BYTES + super::DEVICE_BYTES + super::EPOCH_BYTES + 10;
-    let mut c = Collector::new(Limits {
+    let mut c = collector(Limits {
         max_bytes,
         max_messages: 0,
         ..Limits::default()
@@ -451,7 +502,7 @@ fn memory_limit_refuses_and_names_itself() {
 /// Frames for `--out` come out as received, and are accounted until taken.
 #[test]
 fn frames_for_output_are_the_frames_received() {
-    let mut c = Collector::new(Limits::default()).with_frame_output();
+    let mut c = collector(Limits::default()).with_frame_output();
     let (f, t) = (hll(0, 3000, SEED), topk(&[(1, 5)], SEED));
     send(&mut c, Stream::Flows, 3, 9, &f);
     send(&mut c, Stream::TopK, 3, 9, &t);
@@ -475,7 +526,7 @@ fn frames_for_output_are_the_frames_received() {
 /// and not merged.
 #[test]
 fn another_precision_is_not_merged() {
-    let mut c = Collector::new(Limits::default());
+    let mut c = collector(Limits::default());
     let mut h12 = Hll::<12>::new(SEED);
     h12.insert(b"x");
     let mut b = vec![0u8; h12.encoded_len()];
@@ -496,4 +547,199 @@ fn default_limits_fit_the_default_memory_limit() {
     let l = Limits::default();
     println!("worst case {} bytes", l.worst_case_bytes());
     assert!(l.worst_case_bytes() <= l.max_bytes);
+}
+
+/// An attacker's flows frame: every register at its largest rank, the estimate
+/// infinite (or nearly), under the fleet's fingerprint (public by design).
+fn poisoned_hll() -> Vec<u8> {
+    let mut h = Hll::<14>::new(SEED);
+    for i in 0..1 << 14 {
+        h.update_register(i, 64 - 14 + 1);
+    }
+    let mut buf = vec![0u8; h.encoded_len()];
+    let n = h.encode_into(&mut buf).unwrap();
+    buf.truncate(n);
+    buf
+}
+
+/// Honest devices 1 and 2 send epoch 0 (disjoint flows, 3 000 each), then `attack`
+/// sends its datagrams, then both send epoch 1; returns epoch 0's summary.
+fn honest_fleet_under(
+    c: &mut Collector,
+    attack: impl FnOnce(&mut Collector),
+) -> super::EpochSummary {
+    for device in [1, 2] {
+        send(
+            c,
+            Stream::Flows,
+            device,
+            0,
+            &hll(device * 10_000, 3000, SEED),
+        );
+        send(c, Stream::TopK, device, 0, &topk(&[(device, 500)], SEED));
+    }
+    attack(c);
+    for device in [1, 2] {
+        send(c, Stream::Flows, device, 1, &hll(0, 10, SEED));
+        send(c, Stream::TopK, device, 1, &topk(&[(1, 1)], SEED));
+    }
+    c.finish();
+    c.take_finalized().remove(0)
+}
+
+/// Issue 33: a datagram from a device no key lists, carrying the fleet's
+/// fingerprint, was merged — the fleet's distinct flows became infinite and a fake
+/// 10¹⁵-byte flow ranked first, with no error. Now it is refused and counted, and so
+/// is one claiming an honest device's id without its key. (The same attack on the
+/// unauthenticated collector, today's behaviour before keys, still succeeds: the
+/// check below that it does keeps this test honest.)
+#[test]
+fn an_unknown_device_with_the_fleet_fingerprint_is_not_merged() {
+    let fake = 1_000_000_000_000_000;
+    let attack = |c: &mut Collector| {
+        let mut rogue = Sender::new(666, device_key(666), 0);
+        let mut spoof = Sender::new(1, device_key(666), 7);
+        for s in [&mut rogue, &mut spoof] {
+            for x in s
+                .datagrams(Stream::Flows, 0, &poisoned_hll())
+                .into_iter()
+                .chain(s.datagrams(Stream::TopK, 0, &topk(&[(99, fake)], SEED)))
+            {
+                c.push(&x);
+            }
+        }
+    };
+    let mut c = collector(Limits::default());
+    let e = honest_fleet_under(&mut c, attack);
+    let est = e.flows.as_ref().unwrap().estimate();
+    // 6 000 distinct keys; 4σ, σ = 1.04/√16384.
+    assert!(
+        est.is_finite() && (est - 6000.0).abs() < 6000.0 * 4.0 * 1.04 / 128.0,
+        "{est}"
+    );
+    assert_eq!(e.flows_devices, vec![1, 2]);
+    assert!(e.top.iter().all(|f| f.key != key(99)), "{:?}", e.top);
+    assert_eq!(e.top_total, 1000);
+    let n = |k| c.error_counts().get(&k).copied().unwrap_or(0);
+    // 9 flows datagrams and 1 top-k one per sender.
+    assert_eq!(
+        (n(ErrorKind::UnknownDevice), n(ErrorKind::BadMac)),
+        (10, 10)
+    );
+    assert_eq!(c.error_count(), 20, "{:?}", c.take_messages());
+    let m = c.take_messages();
+    assert!(
+        m.iter()
+            .any(|m| m
+                .contains("device 666 epoch 0 flows datagram 0: not a device of the keys file")),
+        "{m:?}"
+    );
+
+    // Without authentication the attack works: what `--insecure-no-auth` risks.
+    let mut c = Collector::insecure(Limits::default());
+    let e = honest_fleet_under(&mut c, attack);
+    assert!(e.flows.unwrap().estimate() > 1e9);
+    assert_eq!(e.top[0].key, key(99));
+}
+
+/// Issue 33: one datagram of a foreign fingerprint sent before the honest devices made
+/// the collector take it as the fleet's and refuse all the honest frames. The fleet's
+/// fingerprint is now configured: the honest frames are merged, the foreign one
+/// counted as a seed mismatch — whether its sender is a listed device or not.
+#[test]
+fn a_foreign_fingerprint_first_does_not_lock_the_fleet_out() {
+    let mut c = collector(Limits::default());
+    let other = Seed::new(0xbad, 0);
+    // Device 3 (listed) first, with another seed; device 666 (unlisted) too.
+    send(&mut c, Stream::Flows, 3, 0, &hll(0, 100, other));
+    send(&mut c, Stream::TopK, 3, 0, &topk(&[(5, 5)], other));
+    for x in Sender::new(666, device_key(666), 0).datagrams(Stream::Flows, 0, &hll(0, 100, other)) {
+        c.push(&x);
+    }
+    let e = honest_fleet_under(&mut c, |_| {});
+    assert_eq!(e.fingerprint, Some(SEED.fingerprint()));
+    assert_eq!(
+        (e.flows_devices.clone(), e.top_devices.clone()),
+        (vec![1, 2], vec![1, 2])
+    );
+    let n = |k| c.error_counts().get(&k).copied().unwrap_or(0);
+    assert_eq!((n(ErrorKind::Seed), n(ErrorKind::UnknownDevice)), (2, 1));
+    // Device 3 sent nothing of epoch 1: its two frames are missing.
+    assert_eq!(c.error_count(), 3 + 2, "{:?}", c.take_messages());
+
+    // The unauthenticated collector without a configured fingerprint: first wins.
+    let mut c = Collector::insecure(Limits::default());
+    send(&mut c, Stream::Flows, 3, 0, &hll(0, 100, other));
+    let e = honest_fleet_under(&mut c, |_| {});
+    assert_eq!(e.flows_devices, vec![3], "the honest devices refused");
+}
+
+/// Issue 33: a replay of an honest device's earlier datagrams (byte for byte, MAC
+/// good) is refused and counted; so is one older than the window. A gap in a device's
+/// sequence numbers is counted as datagrams lost.
+#[test]
+fn replayed_datagrams_are_refused_and_gaps_counted() {
+    let mut c = collector(Limits::default());
+    let f = hll(0, 3000, SEED);
+    let mut recorded = Vec::new();
+    for device in [1, 2] {
+        for x in datagrams(Stream::Flows, device, 0, &f)
+            .into_iter()
+            .chain(datagrams(Stream::TopK, device, 0, &topk(&[(1, 5)], SEED)))
+        {
+            c.push(&x);
+            recorded.push(x);
+        }
+    }
+    // Every datagram of epoch 0 replayed, byte for byte, before and after epoch 1.
+    for x in &recorded {
+        c.push(x);
+    }
+    for device in [1, 2] {
+        send(&mut c, Stream::Flows, device, 1, &hll(0, 10, SEED));
+        send(&mut c, Stream::TopK, device, 1, &topk(&[(1, 1)], SEED));
+    }
+    for x in &recorded {
+        c.push(x);
+    }
+    c.finish();
+    let e = c.take_finalized().remove(0);
+    assert_eq!(e.flows_devices, vec![1, 2]);
+    assert_eq!(e.top_total, 10);
+    let n = |c: &Collector, k| c.error_counts().get(&k).copied().unwrap_or(0);
+    assert_eq!(n(&c, ErrorKind::Replay), 2 * recorded.len() as u64);
+    assert_eq!(
+        c.error_count(),
+        2 * recorded.len() as u64,
+        "{:?}",
+        c.take_messages()
+    );
+    assert!(c.datagram_losses().is_empty(), "{:?}", c.datagram_losses());
+
+    // A device losing datagrams: 5 numbers skipped, then one datagram older than
+    // the window replayed.
+    let mut c = collector(Limits::default());
+    let mut s = Sender::new(4, device_key(4), 2);
+    let d = s.datagrams(Stream::Flows, 0, &f);
+    s.skip(5);
+    for x in &d {
+        c.push(x);
+    }
+    for x in s.datagrams(Stream::Flows, 1, &f) {
+        c.push(&x);
+    }
+    assert_eq!(c.datagram_losses().get(&4), Some(&5));
+    for _ in 0..super::WINDOW {
+        s.datagrams(Stream::Flows, 2, &[]);
+    }
+    for x in s.datagrams(Stream::Flows, 2, &f) {
+        c.push(&x);
+    }
+    c.push(&d[0]);
+    assert_eq!(n(&c, ErrorKind::Replay), 1);
+    assert!(c
+        .take_messages()
+        .iter()
+        .any(|m| m.contains("older than the device's last 64")));
+    assert_eq!(c.datagram_losses().get(&4), Some(&(5 + super::WINDOW)));
 }
