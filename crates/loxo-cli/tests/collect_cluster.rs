@@ -24,6 +24,7 @@
 //! to run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};
@@ -57,7 +58,8 @@ fn keys_file() -> String {
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("collect_cluster.keys");
     let mut text = format!("fleet-seed-fingerprint {:016x}\n", FLEET.fingerprint());
     for d in DEVICES {
-        text.push_str(&format!("{d} {}\n", format!("{:02x}", d as u8).repeat(16)));
+        let key = format!("{:02x}", d as u8).repeat(16);
+        writeln!(text, "{d} {key}").unwrap();
     }
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()

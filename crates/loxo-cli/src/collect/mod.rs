@@ -456,46 +456,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         max_bytes: usize::try_from(a.max_memory).unwrap_or(usize::MAX),
         ..Limits::default()
     };
-    let auth_note;
-    let fingerprint;
-    let mut c = match (&a.keys, a.insecure_no_auth) {
-        (Some(path), false) => {
-            let keys = Keys::load(path, a.fleet_seed_fingerprint)?;
-            auth_note = format!(
-                "{} device keys, fleet seed fingerprint {:016x}",
-                keys.len(),
-                keys.fingerprint()
-            );
-            fingerprint = Some(keys.fingerprint());
-            Collector::new(limits, keys)
-        }
-        (None, true) => {
-            auth_note =
-                "--insecure-no-auth: datagrams are not authenticated, any sender's are merged"
-                    .to_owned();
-            fingerprint = a.fleet_seed_fingerprint;
-            let c = Collector::insecure(limits);
-            match a.fleet_seed_fingerprint {
-                Some(fp) => c.with_fingerprint(fp),
-                None => c,
-            }
-        }
-        _ => bail!(
-            "give --keys FILE (or, on a network where every sender is trusted, --insecure-no-auth)"
-        ),
-    };
-    let shared = !a.redis_cluster.is_empty();
-    if a.out.is_some() || shared {
-        c = c.with_frame_output();
-    }
-    let mut sink = None;
-    if shared {
-        let Some(fp) = fingerprint else {
-            bail!("--redis-cluster needs the fleet's seed fingerprint (--keys, or --fleet-seed-fingerprint): the collectors of a fleet must agree on it before any datagram comes")
-        };
-        c = c.shared();
-        sink = Some(ClusterSink::connect(&a.redis_cluster, fp, a.redis_ttl)?);
-    }
+    let (mut c, auth_note, mut sink) = collector(a, limits)?;
     let timeout = match a.timeout {
         Some(t) if !(t > 0.0 && t.is_finite()) => {
             bail!("--timeout must be a positive number of seconds")
@@ -574,6 +535,53 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     summary(&c)
+}
+
+/// The collector `a` asks for: authenticated with `--keys` (or not, with
+/// `--insecure-no-auth`), sharing a Redis Cluster with `--redis-cluster`; with the
+/// line that says how it authenticates, and the cluster's connection.
+fn collector(a: &Args, limits: Limits) -> anyhow::Result<(Collector, String, Option<ClusterSink>)> {
+    let auth_note;
+    let fingerprint;
+    let mut c = match (&a.keys, a.insecure_no_auth) {
+        (Some(path), false) => {
+            let keys = Keys::load(path, a.fleet_seed_fingerprint)?;
+            auth_note = format!(
+                "{} device keys, fleet seed fingerprint {:016x}",
+                keys.len(),
+                keys.fingerprint()
+            );
+            fingerprint = Some(keys.fingerprint());
+            Collector::new(limits, keys)
+        }
+        (None, true) => {
+            auth_note =
+                "--insecure-no-auth: datagrams are not authenticated, any sender's are merged"
+                    .to_owned();
+            fingerprint = a.fleet_seed_fingerprint;
+            let c = Collector::insecure(limits);
+            match a.fleet_seed_fingerprint {
+                Some(fp) => c.with_fingerprint(fp),
+                None => c,
+            }
+        }
+        _ => bail!(
+            "give --keys FILE (or, on a network where every sender is trusted, --insecure-no-auth)"
+        ),
+    };
+    let shared = !a.redis_cluster.is_empty();
+    if a.out.is_some() || shared {
+        c = c.with_frame_output();
+    }
+    let mut sink = None;
+    if shared {
+        let Some(fp) = fingerprint else {
+            bail!("--redis-cluster needs the fleet's seed fingerprint (--keys, or --fleet-seed-fingerprint): the collectors of a fleet must agree on it before any datagram comes")
+        };
+        c = c.shared();
+        sink = Some(ClusterSink::connect(&a.redis_cluster, fp, a.redis_ttl)?);
+    }
+    Ok((c, auth_note, sink))
 }
 
 /// Prints the datagram and error counts, and the frames lost per device; success when
