@@ -51,12 +51,17 @@ impl Config {
         participant_records: false,
     };
 
-    /// Bytes of the template sets: 188 (the two flow templates), plus 376 for the
+    /// Bytes of the template sets: 348 (the four flow templates), plus 376 for the
     /// participant templates when [`participant_records`](Self::participant_records)
     /// is on, plus 142 for the epoch options template when
     /// [`epoch_records`](Self::epoch_records) is.
     pub const fn templates_len(&self) -> usize {
-        let mut n = SET_HEADER_LEN + ie::FLOW_V4.wire_len() + ie::FLOW_V6.wire_len();
+        let mut n = SET_HEADER_LEN;
+        let mut f = 0;
+        while f < ie::FLOWS.len() {
+            n += ie::FLOWS[f].wire_len();
+            f += 1;
+        }
         if self.participant_records {
             let mut i = 0;
             while i < ie::PARTICIPANTS.len() {
@@ -72,13 +77,13 @@ impl Config {
 
     /// The smallest maximum message length: a header, the templates and one data set
     /// of the largest record (so that every message makes progress, whether or not it
-    /// carries templates) — 471 bytes with epoch records, 316 without (847 and 680
+    /// carries templates) — 631 bytes with epoch records, 474 without (1 007 and 850
     /// with participant records).
     pub const fn min_message_len(&self) -> u16 {
         let largest = if self.epoch_records {
             EpochRecord::WIRE_LEN
         } else {
-            108
+            106
         };
         (HEADER_LEN + self.templates_len() + SET_HEADER_LEN + largest) as u16
     }
@@ -149,7 +154,7 @@ struct Sent {
 /// while let Some(len) = msgs.next_into(&mut buf)? {
 ///     sent += len; // udp.send(&buf[..len])
 /// }
-/// assert_eq!(sent, 16 + 330 + 4 + 121 + 4 + 84); // templates, epoch record, one flow
+/// assert_eq!(sent, 16 + 490 + 4 + 121 + 4 + 82); // templates, epoch record, one flow
 /// assert_eq!(exporter.sequence_number(), 2);
 /// # Ok::<(), loxo_ipfix::Error>(())
 /// ```
@@ -528,7 +533,7 @@ fn close_set(buf: &mut [u8], start: usize, id: u16, len: usize) {
 /// returns [`Config::templates_len`].
 fn write_templates(buf: &mut [u8], config: &Config) -> usize {
     let mut at = SET_HEADER_LEN;
-    for t in [ie::FLOW_V4, ie::FLOW_V6] {
+    for t in ie::FLOWS {
         at += t.emit(buf.get_mut(at..).unwrap_or(&mut []));
     }
     if config.participant_records {
@@ -553,14 +558,14 @@ mod tests {
     #[test]
     fn sizes() {
         let c = Config::DEFAULT;
-        assert_eq!(c.templates_len(), 330);
-        assert_eq!(c.min_message_len(), 471);
+        assert_eq!(c.templates_len(), 490);
+        assert_eq!(c.min_message_len(), 631);
         let c = Config {
             epoch_records: false,
             ..c
         };
-        assert_eq!(c.templates_len(), 188);
-        assert_eq!(c.min_message_len(), 316);
+        assert_eq!(c.templates_len(), 348);
+        assert_eq!(c.min_message_len(), 474);
         assert_eq!(
             core::mem::size_of::<Exporter>(),
             32,
@@ -571,10 +576,10 @@ mod tests {
     #[test]
     fn refuses_small_messages_and_wire_bytes() {
         let c = Config {
-            max_message_len: 470,
+            max_message_len: 630,
             ..Config::DEFAULT
         };
-        assert_eq!(Exporter::new(c), Err(Error::MessageTooSmall { min: 471 }));
+        assert_eq!(Exporter::new(c), Err(Error::MessageTooSmall { min: 631 }));
         let mut x = Exporter::new(Config::DEFAULT).unwrap_or_else(|_| unreachable!());
         let r = Report::new();
         assert_eq!(
@@ -588,14 +593,14 @@ mod tests {
         let mut m = x
             .messages(&r, Times::default())
             .unwrap_or_else(|_| unreachable!());
-        let mut small = [0u8; 470];
+        let mut small = [0u8; 630];
         assert_eq!(
             m.next_into(&mut small),
-            Err(Error::BufferTooSmall { min: 471 })
+            Err(Error::BufferTooSmall { min: 631 })
         );
         let mut b = [0u8; 2000];
         // Templates and the epoch record, in a message no longer than 1472.
-        assert_eq!(m.next_into(&mut b), Ok(Some(16 + 330 + 125)));
+        assert_eq!(m.next_into(&mut b), Ok(Some(16 + 490 + 125)));
         assert_eq!(m.next_into(&mut b), Ok(None));
         assert_eq!(x.sequence_number(), 1);
     }

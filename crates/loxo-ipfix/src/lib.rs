@@ -45,7 +45,7 @@
 //! let mut buf = [0u8; 1472];
 //! let len = msgs.next_into(&mut buf)?.unwrap_or(0);
 //!
-//! let mut decoder = Decoder::<4, 32>::new();
+//! let mut decoder = Decoder::<8, 32>::new();
 //! let flows: Vec<_> = decoder
 //!     .read(&buf[..len])?
 //!     .filter_map(|i| match i { Ok(Item::Flow(f)) => Some(f), _ => None })
