@@ -34,6 +34,7 @@ use crate::top::{bounds_json, bounds_text, errors_json};
   loxo probe -i eth0 --interval 10 --ipfix 192.0.2.9:4739 --collect 192.0.2.9:4740
   loxo probe -i eth0 --frames 16384 --json            epochs of 16 384 frames, JSON lines
 Needs CAP_NET_RAW: run as root, or once: setcap cap_net_raw+ep $(command -v loxo)")]
+#[allow(clippy::struct_excessive_bools)] // command-line switches
 pub(crate) struct Args {
     /// The network interface to capture on.
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
@@ -105,7 +106,9 @@ struct Probe {
 
 impl std::fmt::Debug for Probe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Probe").field("totals", &self.totals).finish_non_exhaustive()
+        f.debug_struct("Probe")
+            .field("totals", &self.totals)
+            .finish_non_exhaustive()
     }
 }
 

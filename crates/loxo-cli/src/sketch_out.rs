@@ -28,7 +28,11 @@ impl SketchSender {
             .with_context(|| format!("--collect {target}: not HOST:PORT"))?
             .next()
             .with_context(|| format!("--collect {target}: no address"))?;
-        let local = if addr.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" };
+        let local = if addr.is_ipv6() {
+            "[::]:0"
+        } else {
+            "0.0.0.0:0"
+        };
         let socket = UdpSocket::bind(local).context("cannot open a UDP socket")?;
         socket
             .connect(addr)
