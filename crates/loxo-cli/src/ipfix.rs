@@ -36,6 +36,8 @@ pub(crate) struct Sent {
     pub(crate) epochs: u64,
     /// Participant records (scanners and victims).
     pub(crate) participants: u64,
+    /// Loss records (`loxo probe`).
+    pub(crate) losses: u64,
     /// Bytes of the messages.
     pub(crate) bytes: u64,
 }
@@ -46,7 +48,11 @@ impl std::fmt::Display for Sent {
             f,
             "IPFIX to {} (observation domain {}): {} messages, {} bytes, {} flow records, {} epoch records, {} participant records",
             self.target, self.domain, self.messages, self.bytes, self.flows, self.epochs, self.participants
-        )
+        )?;
+        if self.losses > 0 {
+            write!(f, ", {} loss records", self.losses)?;
+        }
+        Ok(())
     }
 }
 
@@ -105,8 +111,14 @@ pub(crate) struct Sender {
 
 impl Sender {
     /// A sender to `target` (HOST:PORT) for observation domain `domain`; with
-    /// `participants`, the participant templates are announced.
-    pub(crate) fn open(target: &str, domain: u32, participants: bool) -> anyhow::Result<Self> {
+    /// `participants`, the participant templates are announced, with `loss` the loss
+    /// template (`loxo probe`: the kernel's drops).
+    pub(crate) fn open(
+        target: &str,
+        domain: u32,
+        participants: bool,
+        loss: bool,
+    ) -> anyhow::Result<Self> {
         let addr = target
             .to_socket_addrs()
             .with_context(|| format!("--ipfix {target}: not HOST:PORT"))?
@@ -125,6 +137,7 @@ impl Sender {
             observation_domain_id: domain,
             max_message_len: max_message_len(&addr),
             participant_records: participants,
+            loss_records: loss,
             ..Config::DEFAULT
         };
         let exporter = Exporter::new(config).map_err(|e| anyhow::anyhow!("ipfix: {e}"))?;
@@ -140,6 +153,7 @@ impl Sender {
                 flows: 0,
                 epochs: 0,
                 participants: 0,
+                losses: 0,
                 bytes: 0,
             },
         })
@@ -183,6 +197,24 @@ impl Sender {
     }
 }
 
+impl Sender {
+    /// Sends an epoch's loss record (after its [`send_epoch`](Self::send_epoch)).
+    pub(crate) fn send_loss(
+        &mut self,
+        record: &loxo_ipfix::LossRecord,
+        export_time: u32,
+    ) -> anyhow::Result<()> {
+        let addr = self.sent.target;
+        let len = self
+            .exporter
+            .loss_message(record, export_time, &mut self.buf)
+            .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?;
+        send(&self.socket, &addr, &self.buf, len, &mut self.sent)?;
+        self.sent.losses += 1;
+        Ok(())
+    }
+}
+
 /// Export time of a message sent now: seconds since 1970.
 pub(crate) fn export_time_now() -> u32 {
     (now_ms() / 1000) as u32
@@ -198,7 +230,7 @@ pub(crate) fn export(
     spans: &[(u64, u64)],
     participants: bool,
 ) -> anyhow::Result<Sent> {
-    let mut sender = Sender::open(target, domain, participants)?;
+    let mut sender = Sender::open(target, domain, participants, false)?;
     let export_time = export_time_now();
     let last = spans.last().copied().unwrap_or((0, 0));
     for (i, r) in results.iter().enumerate() {

@@ -9,9 +9,12 @@
 //!
 //! Nothing is lost silently: the kernel's counters (`PACKET_STATISTICS`: frames
 //! received and dropped because the ring was full) are read at each epoch's close and
-//! reported beside the monitor's figures (text and JSON; not yet in the IPFIX export:
-//! issue 32). SIGINT or SIGTERM ends the capture: the frames already in the ring are
-//! read and the last epoch is closed, printed and exported.
+//! reported beside the monitor's figures, and exported after each epoch's IPFIX
+//! records as a loss options record (`loxo_ipfix::LossRecord`: IANA's
+//! `ignoredPacketTotalCount`, RFC 7011 §4.2, and the epoch's own count; sent every
+//! epoch, 0 included, so a collector can tell "nothing lost" from "not known").
+//! SIGINT or SIGTERM ends the capture: the frames already in the ring are read and
+//! the last epoch is closed, printed and exported.
 //!
 //! Memory is fixed whatever the traffic: the ring (`--ring-mib`), the monitor
 //! (`FlowMonitor::memory_bytes`) and one report. Needs `CAP_NET_RAW` only.
@@ -100,6 +103,7 @@ struct Probe {
     ipfix: Option<crate::ipfix::Sender>,
     sketches: Option<crate::sketch_out::SketchSender>,
     json: bool,
+    domain: u32,
     start_ms: u64,
     totals: Totals,
 }
@@ -133,6 +137,15 @@ impl Probe {
                 end_ms,
             };
             x.send_epoch(r, None, times)?;
+            let loss = loxo_ipfix::LossRecord {
+                observation_domain_id: self.domain,
+                start_ms,
+                end_ms,
+                epoch: r.epoch,
+                ignored_total: self.totals.kernel_drops,
+                ignored: k.drops,
+            };
+            x.send_loss(&loss, times.export_time)?;
         }
         if let Some(s) = &mut self.sketches {
             s.send(r.epoch)?;
@@ -191,12 +204,13 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         report: Box::default(),
         seed,
         ipfix: (a.ipfix.as_deref())
-            .map(|t| crate::ipfix::Sender::open(t, a.domain, false))
+            .map(|t| crate::ipfix::Sender::open(t, a.domain, false, true))
             .transpose()?,
         sketches: (a.collect.as_deref())
             .map(|t| crate::sketch_out::SketchSender::open(t, a.domain))
             .transpose()?,
         json: a.json,
+        domain: a.domain,
         start_ms: crate::ipfix::now_ms(),
         totals: Totals::default(),
     };

@@ -7,7 +7,9 @@
 //!   of the epoch's bytes is listed, and every listed flow's byte and packet bounds
 //!   contain its exact count — and the kernel dropped nothing.
 //! * Full speed (tcpreplay --topspeed, a 1 MiB ring): nothing is lost silently — the
-//!   frames the monitor saw plus the drops the kernel counted equal the frames sent.
+//!   frames the monitor saw plus the drops the kernel counted equal the frames sent,
+//!   and the IPFIX export's loss records (`loxo_ipfix::LossRecord`, read back by
+//!   loxo's decoder from a receiver in the namespace) carry the same drops.
 //!
 //! Needs root (namespaces, veth) — CI runs as root; otherwise the test prints why it
 //! skips and returns. A missing `ip` or `tcpreplay` fails it unless
@@ -64,6 +66,7 @@ impl Veth {
             "link", "add", "lxtx", "netns", &v.tx_ns, "type", "veth", "peer", "name", "lxrx",
             "netns", &v.rx_ns,
         ]));
+        run(Command::new("ip").args(["-n", &v.rx_ns, "link", "set", "lo", "up"]));
         // MTU 9000: the capture's QinQ frames are 1 522 bytes.
         for (ns, dev) in [(&v.tx_ns, "lxtx"), (&v.rx_ns, "lxrx")] {
             run(Command::new("ip").args(["-n", ns, "link", "set", dev, "mtu", "9000", "up"]));
@@ -140,6 +143,64 @@ fn stop(mut child: Child, out: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// A UDP receiver on 127.0.0.1:`port` in the receiving namespace, writing each
+/// datagram to `file` behind its 4-byte length (Python: the test's own socket would
+/// be in the wrong namespace).
+fn receiver(v: &Veth, port: u16, file: &Path) -> Child {
+    let script = format!(
+        "import socket,struct\n\
+         s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n\
+         s.setsockopt(socket.SOL_SOCKET,socket.SO_RCVBUF,8<<20)\n\
+         s.bind(('127.0.0.1',{port}))\n\
+         f=open('{}','wb',buffering=0)\n\
+         print('ready',flush=True)\n\
+         while True:\n\
+         \x20d=s.recv(65536)\n\
+         \x20f.write(struct.pack('>I',len(d))+d)\n",
+        file.display()
+    );
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &v.rx_ns, "python3", "-c", &script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+    child
+}
+
+/// The loss records among the datagrams in `file`.
+fn loss_records(file: &Path) -> Vec<loxo_ipfix::LossRecord> {
+    let bytes = std::fs::read(file).unwrap();
+    let mut d = loxo_ipfix::Decoder::<16, 32>::new();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 4 <= bytes.len() {
+        let n = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let msg = &bytes[at + 4..at + 4 + n];
+        at += 4 + n;
+        for item in d.read(msg).unwrap() {
+            if let loxo_ipfix::Item::Record {
+                template_id: loxo_ipfix::ie::LOSS_TEMPLATE_ID,
+                bytes,
+            } = item.unwrap()
+            {
+                out.push(
+                    loxo_ipfix::LossRecord::parse(&loxo_ipfix::ie::LOSS, bytes)
+                        .unwrap()
+                        .unwrap(),
+                );
+            }
+        }
+    }
+    out
 }
 
 /// The truth of one epoch: frames, packets, IP bytes, not IP, malformed, and per
@@ -301,10 +362,22 @@ fn probe_on_a_veth_matches_the_generators_truth() {
     );
     assert!(listed >= 5 * epochs.len(), "{listed} elephants");
 
-    // Full speed into a 1 MiB ring: frames seen + frames dropped = frames sent.
-    let (child, out) = probe(&veth, &d, "topspeed", &["--ring-mib", "1"]);
+    // Full speed into a 1 MiB ring: frames seen + frames dropped = frames sent, and
+    // the IPFIX loss records say so too.
+    let ipfix = d.join("ipfix.bin");
+    let mut rx = receiver(&veth, 4739, &ipfix);
+    let (child, out) = probe(
+        &veth,
+        &d,
+        "topspeed",
+        &["--ring-mib", "1", "--ipfix", "127.0.0.1:4739"],
+    );
     let sent = replay(&veth, &pcap, &["--topspeed", "--loop", "3"]);
     let epochs = stop(child, &out);
+    std::thread::sleep(Duration::from_millis(200));
+    rx.kill().unwrap();
+    rx.wait().unwrap();
+    let losses = loss_records(&ipfix);
     let seen: u64 = epochs.iter().map(|e| e["frames"].as_u64().unwrap()).sum();
     let dropped: u64 = epochs
         .iter()
@@ -317,5 +390,15 @@ fn probe_on_a_veth_matches_the_generators_truth() {
     println!("full speed: {sent} sent, {received} received by the socket, {seen} to the monitor, {dropped} dropped by the kernel (counted and reported)");
     assert_eq!(received, sent);
     assert_eq!(seen + dropped, sent, "frames lost silently");
+    assert_eq!(losses.len(), epochs.len(), "one loss record per epoch");
+    for (l, e) in losses.iter().zip(&epochs) {
+        assert_eq!(u64::from(l.epoch), e["epoch"].as_u64().unwrap());
+        assert_eq!(l.ignored, e["kernel"]["dropped"].as_u64().unwrap());
+        assert_eq!(
+            l.ignored_total,
+            e["kernel"]["dropped_total"].as_u64().unwrap()
+        );
+    }
+    assert_eq!(losses.last().map(|l| l.ignored_total), Some(dropped));
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -39,6 +39,10 @@ pub mod iana {
     pub const ICMP_TYPE_CODE_IPV4: u16 = 32;
     /// `icmpTypeCodeIPv6` (unsigned16): type · 256 + code of an ICMPv6 flow.
     pub const ICMP_TYPE_CODE_IPV6: u16 = 139;
+    /// `ignoredPacketTotalCount` (unsigned64): packets the metering process did not
+    /// observe since it started (RFC 7011 §4.2's reliability statistics): a host
+    /// probe's kernel drops.
+    pub const IGNORED_PACKET_TOTAL_COUNT: u16 = 164;
     /// `observationDomainId` (unsigned32): the scope of loxo's epoch options record.
     pub const OBSERVATION_DOMAIN_ID: u16 = 149;
     /// `flowStartMilliseconds` (dateTimeMilliseconds).
@@ -130,6 +134,9 @@ pub mod loxo {
     pub const SPREAD_SIGMA: u16 = 27;
     /// `loxoParticipantFlags` (unsigned8, flags): see [`crate::flags`].
     pub const PARTICIPANT_FLAGS: u16 = 28;
+    /// `loxoIgnoredPackets` (unsigned64): packets the metering process did not observe
+    /// in the epoch (a host probe's kernel drops).
+    pub const IGNORED_PACKETS: u16 = 29;
 }
 
 /// Template ID of IPv4 elephant records.
@@ -159,6 +166,8 @@ const fn ours(id: u16, len: u16) -> FieldSpec {
     FieldSpec::enterprise(id, len, LOXO_PEN)
 }
 
+/// Template ID of the per-epoch loss options record ([`LOSS`]).
+pub const LOSS_TEMPLATE_ID: u16 = 267;
 /// Template ID of IPv4 ICMP elephant records.
 pub const FLOW_ICMP_V4_TEMPLATE_ID: u16 = 265;
 /// Template ID of IPv6 ICMPv6 elephant records.
@@ -229,6 +238,15 @@ const EPOCH_FIELDS: [FieldSpec; 18] = [
     ours(loxo::THETA_NUMERATOR, 8),
     ours(loxo::THETA_DENOMINATOR, 8),
     ours(loxo::ELEPHANTS, 4),
+];
+
+const LOSS_FIELDS: [FieldSpec; 6] = [
+    iana(iana::OBSERVATION_DOMAIN_ID, 4),
+    iana(iana::MONITORING_INTERVAL_START_MILLISECONDS, 8),
+    iana(iana::MONITORING_INTERVAL_END_MILLISECONDS, 8),
+    ours(loxo::EPOCH, 4),
+    iana(iana::IGNORED_PACKET_TOTAL_COUNT, 8),
+    ours(loxo::IGNORED_PACKETS, 8),
 ];
 
 /// The fields of a participant template: the key's address(es), the distinct
@@ -314,6 +332,10 @@ pub const FLOW_ICMP_V4: Template<'static> =
 /// IPv6 ICMPv6 elephants: `icmpTypeCodeIPv6`, no ports; 14 fields, 104-byte records.
 pub const FLOW_ICMP_V6: Template<'static> =
     Template::new(FLOW_ICMP_V6_TEMPLATE_ID, 0, &FLOW_ICMP_V6_FIELDS);
+/// Packets the metering process did not observe (a host probe's kernel drops), an
+/// options template scoped by `observationDomainId` (RFC 7011 §4.2's reliability
+/// statistics): 6 fields, 40-byte records. Sent with `Config::loss_records`.
+pub const LOSS: Template<'static> = Template::new(LOSS_TEMPLATE_ID, 1, &LOSS_FIELDS);
 /// The four flow templates, in the order the template set carries them.
 pub const FLOWS: [Template<'static>; 4] = [FLOW_V4, FLOW_V6, FLOW_ICMP_V4, FLOW_ICMP_V6];
 /// The epoch's totals, an options template scoped by `observationDomainId`: 18
@@ -331,6 +353,8 @@ mod tests {
         assert_eq!(FLOW_ICMP_V4.record_len(), Some(80));
         assert_eq!(FLOW_ICMP_V6.record_len(), Some(104));
         assert_eq!(EPOCH.record_len(), Some(121));
+        assert_eq!(LOSS.record_len(), Some(40));
+        assert_eq!(LOSS.wire_len(), 6 + 4 * 4 + 2 * 8);
         assert_eq!(FLOW_V4.wire_len(), 4 + 9 * 4 + 6 * 8);
         assert_eq!(FLOW_V6.wire_len(), 88);
         assert_eq!(FLOW_ICMP_V4.wire_len(), 4 + 8 * 4 + 6 * 8);

@@ -156,6 +156,7 @@ proptest! {
         refresh_messages in 0u32..4,
         refresh_seconds in 0u32..3,
         epoch_records in any::<bool>(),
+        loss_records in any::<bool>(),
         domain in any::<u32>(),
     ) {
         let config = Config {
@@ -165,6 +166,7 @@ proptest! {
             template_refresh_seconds: refresh_seconds,
             epoch_records,
             participant_records: false,
+            loss_records,
         };
         let min = usize::from(config.min_message_len());
         prop_assume!(usize::from(max_len) >= min);
