@@ -11,6 +11,9 @@
 //!   and the IPFIX export's loss records (`loxo_ipfix::LossRecord`, read back by
 //!   loxo's decoder from a receiver in the namespace) carry the same drops.
 //!
+//! The probe runs with CAP_NET_RAW as its only capability; without it, it must say
+//! what it needs.
+//!
 //! Needs root (namespaces, veth) — CI runs as root; otherwise the test prints why it
 //! skips and returns. A missing `ip` or `tcpreplay` fails it unless
 //! `LOXO_SKIP_COLLECTORS=1`.
@@ -83,7 +86,9 @@ impl Drop for Veth {
     }
 }
 
-/// `loxo probe` on the receiving end; returns once it is capturing.
+/// `loxo probe` on the receiving end, with CAP_NET_RAW as its only capability
+/// (`setpriv`: every other one out of the bounding set); returns once it is
+/// capturing.
 fn probe(v: &Veth, d: &Path, name: &str, extra: &[&str]) -> (Child, std::path::PathBuf) {
     let out = d.join(format!("{name}.jsonl"));
     let err = d.join(format!("{name}.err"));
@@ -134,7 +139,7 @@ fn replay(v: &Veth, pcap: &Path, speed: &[&str]) -> u64 {
 fn stop(mut child: Child, out: &Path) -> Vec<serde_json::Value> {
     // Let the last frames reach the ring (its blocks retire after 10 ms).
     std::thread::sleep(Duration::from_millis(300));
-    // `ip netns exec` execs the command: the child's PID is the probe's.
+    // `ip netns exec` and `setpriv` exec the command: the child's PID is the probe's.
     run(Command::new("kill").args(["-TERM", &child.id().to_string()]));
     let status = child.wait().unwrap();
     assert!(status.success(), "loxo probe: {status}");
@@ -310,6 +315,23 @@ fn probe_on_a_veth_matches_the_generators_truth() {
         );
         return;
     }
+    // Without CAP_NET_RAW: a clear error, exit code 1.
+    let out = Command::new("setpriv")
+        .args([
+            "--bounding-set=-net_raw",
+            env!("CARGO_BIN_EXE_loxo"),
+            "probe",
+            "-i",
+            "lo",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("needs CAP_NET_RAW"),
+        "{}",
+        stderr(&out)
+    );
     for (bin, arg) in [("ip", "-V"), ("tcpreplay", "-V")] {
         if let Err(e) = Command::new(bin)
             .arg(arg)
