@@ -304,8 +304,9 @@ fn check_epochs(epochs: &[serde_json::Value], truth: &[FrameTruth]) -> usize {
     listed
 }
 
-#[test]
-fn probe_on_a_veth_matches_the_generators_truth() {
+/// Root, `ip` and `tcpreplay`: whether the test can run (it prints why not), and
+/// the probe's error without CAP_NET_RAW.
+fn preconditions() -> bool {
     let uid = run(Command::new("id").arg("-u"));
     if uid.trim() != "0" {
         let _ = writeln!(
@@ -313,7 +314,7 @@ fn probe_on_a_veth_matches_the_generators_truth() {
             "SKIPPED: probe_veth needs root (network namespaces and a veth pair); uid {}",
             uid.trim()
         );
-        return;
+        return false;
     }
     // Without CAP_NET_RAW: a clear error, exit code 1.
     let out = Command::new("setpriv")
@@ -345,8 +346,16 @@ fn probe_on_a_veth_matches_the_generators_truth() {
                 "Debian: apt-get install iproute2 tcpreplay",
                 None,
             );
-            return;
+            return false;
         }
+    }
+    true
+}
+
+#[test]
+fn probe_on_a_veth_matches_the_generators_truth() {
+    if !preconditions() {
+        return;
     }
     let d = dir("probe-veth");
     let pcap = d.join("trace.pcap");
