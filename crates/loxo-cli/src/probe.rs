@@ -82,6 +82,10 @@ pub(crate) struct Args {
     /// One JSON object per epoch and line, instead of text.
     #[arg(long)]
     json: bool,
+    /// Time the frame loop and the monitor's share of it (two clock reads per frame,
+    /// ~40 ns) and print them at the end: the throughput bench's figures.
+    #[arg(long)]
+    timing: bool,
 }
 
 /// The monitor's candidates (as `loxo top`'s).
@@ -222,12 +226,50 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
         seed.fingerprint(),
         a.frames.map_or_else(|| format!("{} s", a.interval), |n| format!("{n} frames")),
     );
+    let (in_loop, in_monitor, started) = capture(a, &mut ring, &mut probe, &stop)?;
+    probe.close(ring.statistics()?)?;
+    let t = &probe.totals;
+    if a.timing {
+        let secs = |d: Duration| d.as_secs_f64();
+        eprintln!(
+            "loxo probe: busy {:.3} s in the frame loop ({:.0} frames/s while busy), of which {:.3} s in the monitor ({:.0} %); {:.3} s running in all",
+            secs(in_loop),
+            t.frames as f64 / secs(in_loop).max(1e-9),
+            secs(in_monitor),
+            100.0 * secs(in_monitor) / secs(in_loop).max(1e-9),
+            secs(started.elapsed()),
+        );
+    }
+    eprintln!(
+        "loxo probe: stopped; {} frames to the monitor, kernel {} received, {} dropped{}",
+        t.frames,
+        t.kernel_packets,
+        t.kernel_drops,
+        probe
+            .ipfix
+            .as_ref()
+            .map_or_else(String::new, |x| format!("; {}", x.sent)),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The capture loop, until a signal: frames to the monitor, epochs closed by frames
+/// (the monitor says so) or by time. Returns, with `--timing`, the time in the frame
+/// loop and in the monitor's `feed_captured`, and when the loop started.
+fn capture(
+    a: &Args,
+    ring: &mut loxo_afpacket::Ring,
+    probe: &mut Probe,
+    stop: &AtomicBool,
+) -> anyhow::Result<(Duration, Duration, Instant)> {
     let interval = Duration::from_secs(u64::from(a.interval.max(1)));
     let mut epoch_start = Instant::now();
     let mut scratch = Vec::with_capacity(1 << 16);
     // After a signal: read what the ring holds (a block the kernel has not retired
     // yet is handed over within its 10 ms timeout), then close.
     let mut draining = false;
+    let (mut in_loop, mut in_monitor) = (Duration::ZERO, Duration::ZERO);
+    let started = Instant::now();
     loop {
         if !draining && stop.load(Ordering::Relaxed) {
             draining = true;
@@ -240,6 +282,19 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
                 .min(Duration::from_millis(200))
         };
         match ring.next_block(wait)? {
+            Some(block) if a.timing => {
+                let t0 = Instant::now();
+                for f in block.frames() {
+                    let (bytes, wire) = f.with_vlan(&mut scratch);
+                    let t = Instant::now();
+                    let closed = probe.monitor.feed_captured(bytes, wire as usize);
+                    in_monitor += t.elapsed();
+                    if closed {
+                        probe.close(block.statistics()?)?;
+                    }
+                }
+                in_loop += t0.elapsed();
+            }
             Some(block) => {
                 for f in block.frames() {
                     let (bytes, wire) = f.with_vlan(&mut scratch);
@@ -256,19 +311,7 @@ pub(crate) fn run(a: &Args) -> anyhow::Result<ExitCode> {
             epoch_start = Instant::now();
         }
     }
-    probe.close(ring.statistics()?)?;
-    let t = &probe.totals;
-    eprintln!(
-        "loxo probe: stopped; {} frames to the monitor, kernel {} received, {} dropped{}",
-        t.frames,
-        t.kernel_packets,
-        t.kernel_drops,
-        probe
-            .ipfix
-            .as_ref()
-            .map_or_else(String::new, |x| format!("; {}", x.sent)),
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok((in_loop, in_monitor, started))
 }
 
 /// The epoch's line(s) of text.
