@@ -9,7 +9,9 @@
 # nfcapd (one each) on the namespace's loopback, where dumpcap records the export.
 # Printed per trace: records and messages exported, bytes on the wire, peak memory
 # (VmHWM) and CPU time of each probe (read from /proc just before it is stopped; the
-# exit flush is not counted), the drops each reported, and the capture's five largest
+# exit flush is not counted), the drops each reported (softflowd's from `softflowctl
+# statistics`, which it does not export; loxo's kernel drops, which it does), and the
+# capture's five largest
 # flows (truth, from OUT.truth.csv) against softflowd's records and byte sums and
 # loxo's summed bounds.
 #
@@ -51,7 +53,6 @@ ip link add lxtx netns "$tx" type veth peer name lxrx netns "$rx"
 ip -n "$tx" link set lxtx mtu 9000 up
 ip -n "$rx" link set lxrx mtu 9000 up
 ip -n "$rx" link set lo up
-inrx() { ip netns exec "$rx" "$@"; }
 
 # CPU seconds (user + system) and peak resident memory (KiB) of a running process.
 usage() {
@@ -70,14 +71,16 @@ largest() {
 side_by_side() {
     local name=$1 pcap=$2 d="$work/$1"
     mkdir -p "$d/nf-soft" "$d/nf-loxo"
-    inrx nfcapd -b 127.0.0.1 -p 9995 -w "$d/nf-soft" -t 3600 -B 16000000 >/dev/null 2>&1 & pids+=($!)
-    inrx nfcapd -b 127.0.0.1 -p 9996 -w "$d/nf-loxo" -t 3600 -B 16000000 >/dev/null 2>&1 & pids+=($!)
-    inrx dumpcap -q -i lo -B 64 -f "udp port 9995 or udp port 9996" -w "$d/export.pcapng" >/dev/null 2>&1 & local dump=$!
+    # Background processes through `ip netns exec` itself (not a shell function), so
+    # that $! is the process (ip execs it).
+    ip netns exec "$rx" nfcapd -b 127.0.0.1 -p 9995 -w "$d/nf-soft" -t 3600 -B 16000000 >/dev/null 2>&1 & pids+=($!)
+    ip netns exec "$rx" nfcapd -b 127.0.0.1 -p 9996 -w "$d/nf-loxo" -t 3600 -B 16000000 >/dev/null 2>&1 & pids+=($!)
+    ip netns exec "$rx" dumpcap -q -i lo -B 64 -f "udp port 9995 or udp port 9996" -w "$d/export.pcapng" >/dev/null 2>&1 & local dump=$!
     pids+=($dump)
     sleep 1
-    inrx "$softflowd" -d -i lxrx -v 10 -n 127.0.0.1:9995 -B 16777216 -c none -p "$d/softflowd.pid" >"$d/softflowd.log" 2>&1 & local soft=$!
+    ip netns exec "$rx" "$softflowd" -d -i lxrx -v 10 -n 127.0.0.1:9995 -B 16777216 -c "$d/softflowd.ctl" -p "$d/softflowd.pid" >"$d/softflowd.log" 2>&1 & local soft=$!
     pids+=($soft)
-    inrx "$loxo" probe -i lxrx --frames 16384 --theta 1% --seed "$seed" --json \
+    ip netns exec "$rx" "$loxo" probe -i lxrx --frames 16384 --theta 1% --seed "$seed" --json --ring-mib 16 \
         --ipfix 127.0.0.1:9996 >"$d/probe.jsonl" 2>"$d/probe.err" & local probe=$!
     pids+=($probe)
     until grep -q "capturing on" "$d/probe.err" 2>/dev/null; do sleep 0.1; done
@@ -86,7 +89,11 @@ side_by_side() {
     sleep 1
     local su pu
     su=$(usage "$soft"); pu=$(usage "$probe")
-    kill -TERM "$soft" "$probe"; wait "$soft" "$probe" || true
+    # softflowd expires and exports every flow on `softflowctl shutdown` (SIGTERM
+    # makes it exit at once); its statistics first (libpcap's drops among them).
+    ip netns exec "$rx" softflowctl -c "$d/softflowd.ctl" statistics >"$d/softflowd.stats" 2>&1 || true
+    ip netns exec "$rx" softflowctl -c "$d/softflowd.ctl" shutdown >/dev/null 2>&1 || true
+    kill -TERM "$probe"; wait "$soft" "$probe" || true
     sleep 1
     kill -TERM "$dump"; wait "$dump" || true
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -103,7 +110,8 @@ side_by_side() {
         read -r msgs bytes < <(tshark -r "$d/export.pcapng" -Y "udp.dstport == $port" -T fields -e udp.length 2>/dev/null |
             awk '{n++; b += $1 - 8} END {print n + 0, b + 0}')
         if [ $who = soft ]; then
-            read -r cpu mem <<<"$su"; drops="n/a (libpcap's not exported)"
+            read -r cpu mem <<<"$su"
+            drops="$(awk '/[Dd]ropped/ {print $NF; exit}' "$d/softflowd.stats") (not exported)"
             echo -n "| softflowd 1.1, 8 192 flows "
         else
             read -r cpu mem <<<"$pu"
@@ -116,7 +124,8 @@ side_by_side() {
     echo "largest flows (IP bytes): truth | softflowd records, sum | loxo epochs listed, [sum of lower, sum of upper]"
     nfdump -R "$d/nf-soft" -q -N -o "fmt:%sa %da %sp %dp %pr %byt" 2>/dev/null >"$d/soft.txt"
     nfdump -R "$d/nf-loxo" -q -N -o "fmt:%sa %da %sp %dp %pr %byt" 2>/dev/null >"$d/loxo-nf.txt"
-    largest "${pcap%.pcap}.truth.csv" | while read -r bytes sa da sp dp pr; do
+    largest "${pcap%.pcap}.truth.csv" >"$d/largest.txt" || true
+    while read -r bytes sa da sp dp pr; do
         local s l
         s=$(awk -v k="$sa $da $sp $dp $pr" '{key = $1 " " $2 " " $3 " " $4 " " $5} key == k {n++; b += $6} END {print n + 0, b + 0}' "$d/soft.txt")
         l=$(python3 - "$d/probe.jsonl" "$sa" "$da" "$sp" "$dp" "$pr" <<'PY'
@@ -132,13 +141,13 @@ print(n, lo, up)
 PY
 )
         echo "  $pr $sa:$sp -> $da:$dp | $bytes | softflowd $s | loxo $l"
-    done
+    done <"$d/largest.txt"
 }
 
 bench() {
     local pcap=$1 d="$work/bench"
     mkdir -p "$d"
-    inrx taskset -c 1 "$loxo" probe -i lxrx --frames 65536 --ring-mib 64 --seed "$seed" --json --timing \
+    ip netns exec "$rx" taskset -c 1 "$loxo" probe -i lxrx --frames 65536 --ring-mib 64 --seed "$seed" --json --timing \
         >"$d/probe.jsonl" 2>"$d/probe.err" & local probe=$!
     pids+=($probe)
     until grep -q "capturing on" "$d/probe.err" 2>/dev/null; do sleep 0.1; done
