@@ -86,27 +86,37 @@ impl Drop for Veth {
     }
 }
 
+/// A running probe, killed if the test fails before stopping it.
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// `loxo probe` on the receiving end, with CAP_NET_RAW as its only capability
 /// (`setpriv`: every other one out of the bounding set); returns once it is
 /// capturing.
-fn probe(v: &Veth, d: &Path, name: &str, extra: &[&str]) -> (Child, std::path::PathBuf) {
+fn probe(v: &Veth, d: &Path, name: &str, extra: &[&str]) -> (Running, std::path::PathBuf) {
     let out = d.join(format!("{name}.jsonl"));
     let err = d.join(format!("{name}.err"));
-    let child = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &v.rx_ns,
-            env!("CARGO_BIN_EXE_loxo"),
-            "probe",
-        ])
-        .args(["-i", "lxrx", "--frames", &EPOCH.to_string(), "--json"])
-        .args(["--ip-bytes", "--theta", "1%", "--seed", SEED])
-        .args(extra)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
+    let child = Running(Some(
+        Command::new("ip")
+            .args(["netns", "exec", &v.rx_ns])
+            .args(["setpriv", "--bounding-set=-all,+net_raw", "--inh-caps=-all"])
+            .args([env!("CARGO_BIN_EXE_loxo"), "probe"])
+            .args(["-i", "lxrx", "--frames", &EPOCH.to_string(), "--json"])
+            .args(["--ip-bytes", "--theta", "1%", "--seed", SEED])
+            .args(extra)
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    ));
     let start = Instant::now();
     while !std::fs::read_to_string(&err)
         .unwrap_or_default()
@@ -136,7 +146,8 @@ fn replay(v: &Veth, pcap: &Path, speed: &[&str]) -> u64 {
 }
 
 /// Stops the probe with SIGTERM (it flushes its last epoch) and reads its epochs.
-fn stop(mut child: Child, out: &Path) -> Vec<serde_json::Value> {
+fn stop(mut running: Running, out: &Path) -> Vec<serde_json::Value> {
+    let mut child = running.0.take().unwrap();
     // Let the last frames reach the ring (its blocks retire after 10 ms).
     std::thread::sleep(Duration::from_millis(300));
     // `ip netns exec` and `setpriv` exec the command: the child's PID is the probe's.
@@ -396,7 +407,7 @@ fn probe_on_a_veth_matches_the_generators_truth() {
     // Full speed into a 1 MiB ring: frames seen + frames dropped = frames sent, and
     // the IPFIX loss records say so too.
     let ipfix = d.join("ipfix.bin");
-    let mut rx = receiver(&veth, 4739, &ipfix);
+    let rx = Running(Some(receiver(&veth, 4739, &ipfix)));
     let (child, out) = probe(
         &veth,
         &d,
@@ -406,8 +417,8 @@ fn probe_on_a_veth_matches_the_generators_truth() {
     let sent = replay(&veth, &pcap, &["--topspeed", "--loop", "3"]);
     let epochs = stop(child, &out);
     std::thread::sleep(Duration::from_millis(200));
-    rx.kill().unwrap();
-    rx.wait().unwrap();
+    drop(rx); // killed
+
     let losses = loss_records(&ipfix);
     let seen: u64 = epochs.iter().map(|e| e["frames"].as_u64().unwrap()).sum();
     let dropped: u64 = epochs
