@@ -4,10 +4,11 @@
 //! (`tshark`) with the right ports — ICMP's type and code — protocol, packets and IP
 //! bytes: the capture's own truth, which `loxo top` reports exactly here.
 //!
-//! nfdump 1.7 stores `icmpTypeCodeIPv4/IPv6` in its destination port whenever a
-//! template has the element; while loxo's flow templates carried it for every flow,
-//! nfdump listed SCTP (and TCP, UDP) elephants with destination port 0 although
-//! tshark decoded the right one. The ICMP flows now have templates of their own.
+//! nfdump 1.7 takes `icmpTypeCodeIPv4/IPv6` for the destination port of flows other
+//! than TCP and UDP when their template has the element; while loxo's flow templates
+//! carried it for every flow, nfdump listed the SCTP elephants with destination port
+//! 0 although tshark decoded the right one (this test fails there: checked with the
+//! old templates). The ICMP flows now have templates of their own.
 //!
 //! A missing collector fails the test unless `LOXO_SKIP_COLLECTORS=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

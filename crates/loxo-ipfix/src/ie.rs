@@ -4,10 +4,10 @@
 //!
 //! Elephants have two templates per family: one with the transport ports (every
 //! protocol but ICMP/ICMPv6) and one with `icmpTypeCodeIPv4`/`IPv6` and no ports.
-//! A single template carrying both (loxo before 0.x) is valid IPFIX, but nfdump 1.7
-//! stores the ICMP type/code element in its destination port whenever the element is
-//! present, so every port-carrying flow of such a template listed with destination
-//! port 0 there (issue 32).
+//! A single template carrying both (loxo up to issue 32) is valid IPFIX, but nfdump
+//! 1.7 takes the ICMP type/code element for the destination port of the flows it does
+//! not key on TCP or UDP: it listed loxo's SCTP elephants with destination port 0
+//! (TCP and UDP kept theirs; measured with the old templates, issue 32).
 //!
 //! The templates are fixed (their layout is the contract documented in
 //! `docs/ipfix.md`): records are fixed-length, every integer in its full size.
