@@ -5,7 +5,9 @@
 //! * Paced (20 000 frames/s): every epoch equals the generator's truth — frames,
 //!   packets, IP bytes, non-IP and malformed frames exactly; every flow holding θ = 1 %
 //!   of the epoch's bytes is listed, and every listed flow's byte and packet bounds
-//!   contain its exact count — and the kernel dropped nothing.
+//!   contain its exact count — and the kernel dropped nothing; `loxo collect`
+//!   receives each epoch's sketch datagrams (`--collect`) and its fleet distinct-flow
+//!   estimate is the probe's own.
 //! * Full speed (tcpreplay --topspeed, a 1 MiB ring): nothing is lost silently — the
 //!   frames the monitor saw plus the drops the kernel counted equal the frames sent,
 //!   and the IPFIX export's loss records (`loxo_ipfix::LossRecord`, read back by
@@ -219,6 +221,32 @@ fn loss_records(file: &Path) -> Vec<loxo_ipfix::LossRecord> {
     out
 }
 
+/// `loxo collect` (stopping by itself after 5 epochs) merged each epoch's sketch
+/// datagrams of the one probe: its fleet distinct flows are the probe's own estimate
+/// (the same HLL merged alone), rounded where the report truncates.
+fn check_collected(mut collect: Running, file: &Path, epochs: &[serde_json::Value]) {
+    let mut c = collect.0.take().unwrap();
+    let start = Instant::now();
+    while c.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "loxo collect did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let fleet: Vec<u64> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("fleet distinct flows: "))
+        .map(|r| r.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(fleet.len(), epochs.len(), "one fleet estimate per epoch");
+    for (f, e) in fleet.iter().zip(epochs) {
+        let own = e["distinct_flows"].as_u64().unwrap();
+        assert!(*f == own || *f == own + 1, "fleet {f}, probe {own}");
+    }
+}
+
 /// The truth of one epoch: frames, packets, IP bytes, not IP, malformed, and per
 /// flow (IP bytes, packets).
 #[derive(Debug, Default)]
@@ -391,11 +419,35 @@ fn probe_on_a_veth_matches_the_generators_truth() {
     assert_eq!(truth.len(), 40_000);
     let veth = Veth::new();
 
-    // Paced: every epoch against the truth, no drop.
-    let (child, out) = probe(&veth, &d, "paced", &[]);
+    // Paced: every epoch against the truth, no drop; the sketches to `loxo collect`.
+    let collected = d.join("collect.out");
+    let collect = Running(Some(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &veth.rx_ns,
+                env!("CARGO_BIN_EXE_loxo"),
+                "collect",
+            ])
+            .args([
+                "--listen",
+                "127.0.0.1:4740",
+                "--epochs",
+                "5",
+                "--timeout",
+                "20",
+            ])
+            .stdout(std::fs::File::create(&collected).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    ));
+    let (child, out) = probe(&veth, &d, "paced", &["--collect", "127.0.0.1:4740"]);
     let sent = replay(&veth, &pcap, &["--pps", "20000"]);
     assert_eq!(sent, 40_000);
     let epochs = stop(child, &out);
+    check_collected(collect, &collected, &epochs);
     assert_eq!(epochs.len(), truth.len().div_ceil(EPOCH), "{epochs:?}");
     let listed = check_epochs(&epochs, &truth);
     println!(
