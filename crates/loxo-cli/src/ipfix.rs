@@ -36,6 +36,8 @@ pub(crate) struct Sent {
     pub(crate) epochs: u64,
     /// Participant records (scanners and victims).
     pub(crate) participants: u64,
+    /// Loss records (`loxo probe`).
+    pub(crate) losses: u64,
     /// Bytes of the messages.
     pub(crate) bytes: u64,
 }
@@ -46,7 +48,11 @@ impl std::fmt::Display for Sent {
             f,
             "IPFIX to {} (observation domain {}): {} messages, {} bytes, {} flow records, {} epoch records, {} participant records",
             self.target, self.domain, self.messages, self.bytes, self.flows, self.epochs, self.participants
-        )
+        )?;
+        if self.losses > 0 {
+            write!(f, ", {} loss records", self.losses)?;
+        }
+        Ok(())
     }
 }
 
@@ -84,10 +90,134 @@ impl Spans {
 }
 
 /// Milliseconds since 1970-01-01 UTC, now.
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// An IPFIX exporting process over UDP: one socket, one [`Exporter`] (its sequence
+/// numbers and template refresh run across epochs), what it sent so far. `loxo top`
+/// sends a whole capture's epochs through one, `loxo probe` each epoch as it closes.
+#[derive(Debug)]
+pub(crate) struct Sender {
+    socket: UdpSocket,
+    config: Config,
+    exporter: Exporter,
+    buf: Vec<u8>,
+    /// What was sent so far.
+    pub(crate) sent: Sent,
+}
+
+impl Sender {
+    /// A sender to `target` (HOST:PORT) for observation domain `domain`; with
+    /// `participants`, the participant templates are announced, with `loss` the loss
+    /// template (`loxo probe`: the kernel's drops).
+    pub(crate) fn open(
+        target: &str,
+        domain: u32,
+        participants: bool,
+        loss: bool,
+    ) -> anyhow::Result<Self> {
+        let addr = target
+            .to_socket_addrs()
+            .with_context(|| format!("--ipfix {target}: not HOST:PORT"))?
+            .next()
+            .with_context(|| format!("--ipfix {target}: no address"))?;
+        let local: SocketAddr = if addr.is_ipv6() {
+            "[::]:0".parse()?
+        } else {
+            "0.0.0.0:0".parse()?
+        };
+        let socket = UdpSocket::bind(local).context("cannot open a UDP socket")?;
+        socket
+            .connect(addr)
+            .with_context(|| format!("--ipfix {addr}"))?;
+        let config = Config {
+            observation_domain_id: domain,
+            max_message_len: max_message_len(&addr),
+            participant_records: participants,
+            loss_records: loss,
+            ..Config::DEFAULT
+        };
+        let exporter = Exporter::new(config).map_err(|e| anyhow::anyhow!("ipfix: {e}"))?;
+        Ok(Self {
+            socket,
+            config,
+            exporter,
+            buf: vec![0u8; usize::from(config.max_message_len)],
+            sent: Sent {
+                target: addr,
+                domain,
+                messages: 0,
+                flows: 0,
+                epochs: 0,
+                participants: 0,
+                losses: 0,
+                bytes: 0,
+            },
+        })
+    }
+
+    /// Sends one epoch: its report, then (with participant records on and `p` given)
+    /// its participants.
+    pub(crate) fn send_epoch(
+        &mut self,
+        report: &loxo_flow::Report,
+        p: Option<&loxo_flow::ParticipantsReport>,
+        times: Times,
+    ) -> anyhow::Result<()> {
+        let addr = self.sent.target;
+        let mut msgs = self
+            .exporter
+            .messages(report, times)
+            .map_err(|e| anyhow::anyhow!("ipfix: epoch {}: {e}", report.epoch))?;
+        while let Some(len) = msgs
+            .next_into(&mut self.buf)
+            .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?
+        {
+            send(&self.socket, &addr, &self.buf, len, &mut self.sent)?;
+        }
+        self.sent.flows += report.elephants.len() as u64;
+        self.sent.epochs += u64::from(self.config.epoch_records);
+        if let (true, Some(p)) = (self.config.participant_records, p) {
+            let mut msgs = self
+                .exporter
+                .participant_messages(p, times)
+                .map_err(|e| anyhow::anyhow!("ipfix: epoch {}: {e}", report.epoch))?;
+            while let Some(len) = msgs
+                .next_into(&mut self.buf)
+                .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?
+            {
+                send(&self.socket, &addr, &self.buf, len, &mut self.sent)?;
+            }
+            self.sent.participants += (p.scanners.len() + p.victims.len()) as u64;
+        }
+        Ok(())
+    }
+}
+
+impl Sender {
+    /// Sends an epoch's loss record (after its [`send_epoch`](Self::send_epoch)).
+    pub(crate) fn send_loss(
+        &mut self,
+        record: &loxo_ipfix::LossRecord,
+        export_time: u32,
+    ) -> anyhow::Result<()> {
+        let addr = self.sent.target;
+        let len = self
+            .exporter
+            .loss_message(record, export_time, &mut self.buf)
+            .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?;
+        send(&self.socket, &addr, &self.buf, len, &mut self.sent)?;
+        self.sent.losses += 1;
+        Ok(())
+    }
+}
+
+/// Export time of a message sent now: seconds since 1970.
+pub(crate) fn export_time_now() -> u32 {
+    (now_ms() / 1000) as u32
 }
 
 /// Sends every epoch of `results` to `target`, epoch `i` observed over `spans[i]`
@@ -100,38 +230,8 @@ pub(crate) fn export(
     spans: &[(u64, u64)],
     participants: bool,
 ) -> anyhow::Result<Sent> {
-    let addr = target
-        .to_socket_addrs()
-        .with_context(|| format!("--ipfix {target}: not HOST:PORT"))?
-        .next()
-        .with_context(|| format!("--ipfix {target}: no address"))?;
-    let local: SocketAddr = if addr.is_ipv6() {
-        "[::]:0".parse()?
-    } else {
-        "0.0.0.0:0".parse()?
-    };
-    let socket = UdpSocket::bind(local).context("cannot open a UDP socket")?;
-    socket
-        .connect(addr)
-        .with_context(|| format!("--ipfix {addr}"))?;
-    let config = Config {
-        observation_domain_id: domain,
-        max_message_len: max_message_len(&addr),
-        participant_records: participants,
-        ..Config::DEFAULT
-    };
-    let mut exporter = Exporter::new(config).map_err(|e| anyhow::anyhow!("ipfix: {e}"))?;
-    let mut buf = vec![0u8; usize::from(config.max_message_len)];
-    let mut sent = Sent {
-        target: addr,
-        domain,
-        messages: 0,
-        flows: 0,
-        epochs: 0,
-        participants: 0,
-        bytes: 0,
-    };
-    let export_time = (now_ms() / 1000) as u32;
+    let mut sender = Sender::open(target, domain, participants, false)?;
+    let export_time = export_time_now();
     let last = spans.last().copied().unwrap_or((0, 0));
     for (i, r) in results.iter().enumerate() {
         let (start_ms, end_ms) = spans.get(i).copied().unwrap_or(last);
@@ -140,31 +240,9 @@ pub(crate) fn export(
             start_ms,
             end_ms,
         };
-        let mut msgs = exporter
-            .messages(&r.report, times)
-            .map_err(|e| anyhow::anyhow!("ipfix: epoch {}: {e}", r.epoch))?;
-        while let Some(len) = msgs
-            .next_into(&mut buf)
-            .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?
-        {
-            send(&socket, &addr, &buf, len, &mut sent)?;
-        }
-        sent.flows += r.report.elephants.len() as u64;
-        sent.epochs += u64::from(config.epoch_records);
-        if let (true, Some(p)) = (participants, &r.participants) {
-            let mut msgs = exporter
-                .participant_messages(&p.report, times)
-                .map_err(|e| anyhow::anyhow!("ipfix: epoch {}: {e}", r.epoch))?;
-            while let Some(len) = msgs
-                .next_into(&mut buf)
-                .map_err(|e| anyhow::anyhow!("ipfix: {e}"))?
-            {
-                send(&socket, &addr, &buf, len, &mut sent)?;
-            }
-            sent.participants += (p.report.scanners.len() + p.report.victims.len()) as u64;
-        }
+        sender.send_epoch(&r.report, r.participants.as_ref().map(|p| &p.report), times)?;
     }
-    Ok(sent)
+    Ok(sender.sent)
 }
 
 /// Sends the message of `len` bytes at the start of `buf`.

@@ -13,8 +13,12 @@ mod gen;
 mod inspect;
 mod ipfix;
 mod merge;
+#[cfg(target_os = "linux")]
+mod probe;
 mod replay;
 mod setop;
+#[cfg(target_os = "linux")]
+mod sketch_out;
 mod top;
 
 /// Allocation-free sketches for firmware: generate traffic, find elephant flows,
@@ -32,6 +36,10 @@ enum Command {
     Gen(gen::Args),
     /// Find the elephant flows of a capture, next to the exact figures.
     Top(top::Args),
+    /// Live flow probe on a Linux interface (AF_PACKET ring): epochs to stdout,
+    /// IPFIX and `loxo collect`.
+    #[cfg(target_os = "linux")]
+    Probe(probe::Args),
     /// Replay a capture to the firmware over QEMU's UDP-socket NIC.
     Replay(replay::Args),
     /// Print a serialized loxo sketch.
@@ -69,6 +77,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Gen(a) => gen::run(a),
         Command::Top(a) => top::run(a),
+        #[cfg(target_os = "linux")]
+        Command::Probe(a) => probe::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Merge(a) => merge::run(a),

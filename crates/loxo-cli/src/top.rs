@@ -363,7 +363,7 @@ struct Read<'a> {
     exported: Option<&'a crate::ipfix::Sent>,
 }
 
-fn errors_json(e: &[u64; ParseError::COUNT]) -> serde_json::Value {
+pub(crate) fn errors_json(e: &[u64; ParseError::COUNT]) -> serde_json::Value {
     ParseError::ALL
         .iter()
         .map(|r| (r.name().to_string(), json!(e[r.index()])))
@@ -371,7 +371,7 @@ fn errors_json(e: &[u64; ParseError::COUNT]) -> serde_json::Value {
         .into()
 }
 
-fn bounds_json(b: &Bounds) -> serde_json::Value {
+pub(crate) fn bounds_json(b: &Bounds) -> serde_json::Value {
     if b.saturated {
         json!({"saturated": true})
     } else {
@@ -534,7 +534,7 @@ fn participants_json(p: &ParticipantsResult) -> serde_json::Value {
 
 /// `[lower, upper]`, `= v` when exact; a `~` marks a lower bound that holds with
 /// probability ≥ 95 % only.
-fn bounds_text(b: &Bounds) -> String {
+pub(crate) fn bounds_text(b: &Bounds) -> String {
     if b.saturated {
         "SATURATED".to_string()
     } else if b.is_exact() {

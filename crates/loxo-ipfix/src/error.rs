@@ -31,6 +31,9 @@ pub enum Error {
     /// without the participant templates: turn on
     /// [`Config::participant_records`](crate::Config::participant_records).
     NoParticipantTemplates,
+    /// [`Exporter::loss_message`](crate::Exporter::loss_message) without the loss
+    /// template: turn on [`Config::loss_records`](crate::Config::loss_records).
+    NoLossTemplate,
     /// Fewer bytes than a header or a length field announces.
     Truncated,
     /// The message header's version is not 10 (IPFIX).
@@ -65,6 +68,9 @@ impl fmt::Display for Error {
             }
             Self::NoParticipantTemplates => f.write_str(
                 "participant records are off: set Config::participant_records to announce their templates",
+            ),
+            Self::NoLossTemplate => f.write_str(
+                "loss records are off: set Config::loss_records to announce their template",
             ),
             Self::Truncated => f.write_str("truncated message"),
             Self::Version(v) => write!(f, "not an IPFIX message (version {v}, expected 10)"),

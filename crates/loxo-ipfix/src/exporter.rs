@@ -4,6 +4,7 @@
 use loxo_flow::{ByteWeight, Elephant, Participant, ParticipantsReport, Report};
 
 use crate::ie::{self, EPOCH_TEMPLATE_ID};
+use crate::loss::LossRecord;
 use crate::message::{MessageHeader, MessageRepr, HEADER_LEN};
 use crate::participant::ParticipantRecord;
 use crate::record::{EpochRecord, FlowRecord};
@@ -37,6 +38,10 @@ pub struct Config {
     /// with an address as a flow (nfdump 1.7) lists each participant as a flow of
     /// 0 packets and 0 bytes.
     pub participant_records: bool,
+    /// Announce the loss options template ([`ie::LOSS`], 38 bytes more) so that
+    /// [`Exporter::loss_message`] may send the packets a host probe's kernel dropped.
+    /// Off by default (a device sees every frame its NIC hands over).
+    pub loss_records: bool,
 }
 
 impl Config {
@@ -49,14 +54,22 @@ impl Config {
         template_refresh_seconds: 600,
         epoch_records: true,
         participant_records: false,
+        loss_records: false,
     };
 
-    /// Bytes of the template sets: 188 (the two flow templates), plus 376 for the
+    /// Bytes of the template sets: 348 (the four flow templates), plus 376 for the
     /// participant templates when [`participant_records`](Self::participant_records)
     /// is on, plus 142 for the epoch options template when
-    /// [`epoch_records`](Self::epoch_records) is.
+    /// [`epoch_records`](Self::epoch_records) is, plus 38 for the loss options
+    /// template when [`loss_records`](Self::loss_records) is (42 without epoch
+    /// records: its set header).
     pub const fn templates_len(&self) -> usize {
-        let mut n = SET_HEADER_LEN + ie::FLOW_V4.wire_len() + ie::FLOW_V6.wire_len();
+        let mut n = SET_HEADER_LEN;
+        let mut f = 0;
+        while f < ie::FLOWS.len() {
+            n += ie::FLOWS[f].wire_len();
+            f += 1;
+        }
         if self.participant_records {
             let mut i = 0;
             while i < ie::PARTICIPANTS.len() {
@@ -64,21 +77,27 @@ impl Config {
                 i += 1;
             }
         }
+        if self.epoch_records || self.loss_records {
+            n += SET_HEADER_LEN;
+        }
         if self.epoch_records {
-            n += SET_HEADER_LEN + ie::EPOCH.wire_len();
+            n += ie::EPOCH.wire_len();
+        }
+        if self.loss_records {
+            n += ie::LOSS.wire_len();
         }
         n
     }
 
     /// The smallest maximum message length: a header, the templates and one data set
     /// of the largest record (so that every message makes progress, whether or not it
-    /// carries templates) — 471 bytes with epoch records, 316 without (847 and 680
+    /// carries templates) — 631 bytes with epoch records, 474 without (1 007 and 850
     /// with participant records).
     pub const fn min_message_len(&self) -> u16 {
         let largest = if self.epoch_records {
             EpochRecord::WIRE_LEN
         } else {
-            108
+            106
         };
         (HEADER_LEN + self.templates_len() + SET_HEADER_LEN + largest) as u16
     }
@@ -121,7 +140,7 @@ struct Sent {
 /// sequence number is the count of data records (flow and epoch records) sent before
 /// the message, mod 2³² (RFC 7011 §3.1).
 ///
-/// Memory: 32 bytes. Cost: one pass over the report, writing each record once; no
+/// Memory: 36 bytes. Cost: one pass over the report, writing each record once; no
 /// allocation, no panic from any report or buffer.
 ///
 /// ```
@@ -149,7 +168,7 @@ struct Sent {
 /// while let Some(len) = msgs.next_into(&mut buf)? {
 ///     sent += len; // udp.send(&buf[..len])
 /// }
-/// assert_eq!(sent, 16 + 330 + 4 + 121 + 4 + 84); // templates, epoch record, one flow
+/// assert_eq!(sent, 16 + 490 + 4 + 121 + 4 + 82); // templates, epoch record, one flow
 /// assert_eq!(exporter.sequence_number(), 2);
 /// # Ok::<(), loxo_ipfix::Error>(())
 /// ```
@@ -279,6 +298,45 @@ impl Exporter {
             next: 0,
             done: false,
         })
+    }
+
+    /// Writes one message with `record` (the templates first when due) into `buf`;
+    /// returns its length. Send it after the same epoch's
+    /// [`messages`](Self::messages); it shares their sequence numbers.
+    ///
+    /// ```
+    /// use loxo_ipfix::{Config, Decoder, Exporter, Item, LossRecord, ie};
+    /// let mut x = Exporter::new(Config { loss_records: true, ..Config::DEFAULT })?;
+    /// let mut buf = [0u8; 1472];
+    /// let r = LossRecord { epoch: 4, ignored_total: 17, ignored: 5, ..LossRecord::default() };
+    /// let len = x.loss_message(&r, 1_700_000_000, &mut buf)?;
+    /// let mut d = Decoder::<8, 32>::new();
+    /// let back: Vec<_> = d.read(&buf[..len])?.filter_map(|i| match i {
+    ///     Ok(Item::Record { template_id: ie::LOSS_TEMPLATE_ID, bytes }) => LossRecord::parse(&ie::LOSS, bytes),
+    ///     _ => None,
+    /// }).collect();
+    /// assert_eq!(back, [Ok(r)]);
+    /// # Ok::<(), loxo_ipfix::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NoLossTemplate`] when [`Config::loss_records`] is off;
+    /// [`Error::BufferTooSmall`] as for [`Messages::next_into`].
+    pub fn loss_message(
+        &mut self,
+        record: &LossRecord,
+        export_time: u32,
+        buf: &mut [u8],
+    ) -> Result<usize, Error> {
+        if !self.config.loss_records {
+            return Err(Error::NoLossTemplate);
+        }
+        let (buf, with_templates, at) = self.begin(buf, export_time)?;
+        let n = record.emit(buf.get_mut(at + SET_HEADER_LEN..).unwrap_or(&mut []));
+        close_set(buf, at, ie::LOSS_TEMPLATE_ID, SET_HEADER_LEN + n);
+        let len = at + SET_HEADER_LEN + n;
+        self.end(buf, len, with_templates, export_time, 1);
+        Ok(len)
     }
 
     /// Starts a message in `buf`: checks its size, writes the templates when due.
@@ -528,7 +586,7 @@ fn close_set(buf: &mut [u8], start: usize, id: u16, len: usize) {
 /// returns [`Config::templates_len`].
 fn write_templates(buf: &mut [u8], config: &Config) -> usize {
     let mut at = SET_HEADER_LEN;
-    for t in [ie::FLOW_V4, ie::FLOW_V6] {
+    for t in ie::FLOWS {
         at += t.emit(buf.get_mut(at..).unwrap_or(&mut []));
     }
     if config.participant_records {
@@ -537,10 +595,15 @@ fn write_templates(buf: &mut [u8], config: &Config) -> usize {
         }
     }
     close_set(buf, 0, TEMPLATE_SET_ID, at);
-    if config.epoch_records {
+    if config.epoch_records || config.loss_records {
         let start = at;
         at += SET_HEADER_LEN;
-        at += ie::EPOCH.emit(buf.get_mut(at..).unwrap_or(&mut []));
+        if config.epoch_records {
+            at += ie::EPOCH.emit(buf.get_mut(at..).unwrap_or(&mut []));
+        }
+        if config.loss_records {
+            at += ie::LOSS.emit(buf.get_mut(at..).unwrap_or(&mut []));
+        }
         close_set(buf, start, OPTIONS_TEMPLATE_SET_ID, at - start);
     }
     at
@@ -553,17 +616,27 @@ mod tests {
     #[test]
     fn sizes() {
         let c = Config::DEFAULT;
-        assert_eq!(c.templates_len(), 330);
-        assert_eq!(c.min_message_len(), 471);
+        assert_eq!(c.templates_len(), 490);
+        assert_eq!(c.min_message_len(), 631);
         let c = Config {
             epoch_records: false,
             ..c
         };
-        assert_eq!(c.templates_len(), 188);
-        assert_eq!(c.min_message_len(), 316);
+        assert_eq!(c.templates_len(), 348);
+        assert_eq!(c.min_message_len(), 474);
+        let l = Config {
+            loss_records: true,
+            ..c
+        };
+        assert_eq!(l.templates_len(), 348 + 4 + 38);
+        let l = Config {
+            loss_records: true,
+            ..Config::DEFAULT
+        };
+        assert_eq!(l.templates_len(), 490 + 38);
         assert_eq!(
             core::mem::size_of::<Exporter>(),
-            32,
+            36,
             "pin the documented size"
         );
     }
@@ -571,10 +644,10 @@ mod tests {
     #[test]
     fn refuses_small_messages_and_wire_bytes() {
         let c = Config {
-            max_message_len: 470,
+            max_message_len: 630,
             ..Config::DEFAULT
         };
-        assert_eq!(Exporter::new(c), Err(Error::MessageTooSmall { min: 471 }));
+        assert_eq!(Exporter::new(c), Err(Error::MessageTooSmall { min: 631 }));
         let mut x = Exporter::new(Config::DEFAULT).unwrap_or_else(|_| unreachable!());
         let r = Report::new();
         assert_eq!(
@@ -588,14 +661,14 @@ mod tests {
         let mut m = x
             .messages(&r, Times::default())
             .unwrap_or_else(|_| unreachable!());
-        let mut small = [0u8; 470];
+        let mut small = [0u8; 630];
         assert_eq!(
             m.next_into(&mut small),
-            Err(Error::BufferTooSmall { min: 471 })
+            Err(Error::BufferTooSmall { min: 631 })
         );
         let mut b = [0u8; 2000];
         // Templates and the epoch record, in a message no longer than 1472.
-        assert_eq!(m.next_into(&mut b), Ok(Some(16 + 330 + 125)));
+        assert_eq!(m.next_into(&mut b), Ok(Some(16 + 490 + 125)));
         assert_eq!(m.next_into(&mut b), Ok(None));
         assert_eq!(x.sequence_number(), 1);
     }

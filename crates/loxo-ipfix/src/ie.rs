@@ -1,6 +1,13 @@
 //! Information elements (RFC 7012 and the IANA IPFIX registry), loxo's
-//! enterprise-specific elements, and the templates loxo exports: three for the
+//! enterprise-specific elements, and the templates loxo exports: five for the
 //! elephants and the epoch, six for the DDoS participants.
+//!
+//! Elephants have two templates per family: one with the transport ports (every
+//! protocol but ICMP/ICMPv6) and one with `icmpTypeCodeIPv4`/`IPv6` and no ports.
+//! A single template carrying both (loxo up to issue 32) is valid IPFIX, but nfdump
+//! 1.7 takes the ICMP type/code element for the destination port of the flows it does
+//! not key on TCP or UDP: it listed loxo's SCTP elephants with destination port 0
+//! (TCP and UDP kept theirs; measured with the old templates, issue 32).
 //!
 //! The templates are fixed (their layout is the contract documented in
 //! `docs/ipfix.md`): records are fixed-length, every integer in its full size.
@@ -32,6 +39,10 @@ pub mod iana {
     pub const ICMP_TYPE_CODE_IPV4: u16 = 32;
     /// `icmpTypeCodeIPv6` (unsigned16): type · 256 + code of an ICMPv6 flow.
     pub const ICMP_TYPE_CODE_IPV6: u16 = 139;
+    /// `ignoredPacketTotalCount` (unsigned64): packets the metering process did not
+    /// observe since it started (RFC 7011 §4.2's reliability statistics): a host
+    /// probe's kernel drops.
+    pub const IGNORED_PACKET_TOTAL_COUNT: u16 = 164;
     /// `observationDomainId` (unsigned32): the scope of loxo's epoch options record.
     pub const OBSERVATION_DOMAIN_ID: u16 = 149;
     /// `flowStartMilliseconds` (dateTimeMilliseconds).
@@ -123,6 +134,9 @@ pub mod loxo {
     pub const SPREAD_SIGMA: u16 = 27;
     /// `loxoParticipantFlags` (unsigned8, flags): see [`crate::flags`].
     pub const PARTICIPANT_FLAGS: u16 = 28;
+    /// `loxoIgnoredPackets` (unsigned64): packets the metering process did not observe
+    /// in the epoch (a host probe's kernel drops).
+    pub const IGNORED_PACKETS: u16 = 29;
 }
 
 /// Template ID of IPv4 elephant records.
@@ -152,16 +166,21 @@ const fn ours(id: u16, len: u16) -> FieldSpec {
     FieldSpec::enterprise(id, len, LOXO_PEN)
 }
 
-/// The fields that follow the addresses in both flow templates.
+/// Template ID of the per-epoch loss options record ([`LOSS`]).
+pub const LOSS_TEMPLATE_ID: u16 = 267;
+/// Template ID of IPv4 ICMP elephant records.
+pub const FLOW_ICMP_V4_TEMPLATE_ID: u16 = 265;
+/// Template ID of IPv6 ICMPv6 elephant records.
+pub const FLOW_ICMP_V6_TEMPLATE_ID: u16 = 266;
+
+/// The fields of a flow template: the addresses, then `$l4` (the ports and protocol,
+/// or the protocol and ICMP type/code), then counters, times and loxo's elements.
 macro_rules! flow_fields {
-    ($src:expr, $dst:expr, $addr:expr, $icmp:expr) => {
+    ($src:expr, $dst:expr, $addr:expr; $($l4:expr),+) => {
         [
             iana($src, $addr),
             iana($dst, $addr),
-            iana(iana::SOURCE_TRANSPORT_PORT, 2),
-            iana(iana::DESTINATION_TRANSPORT_PORT, 2),
-            iana(iana::PROTOCOL_IDENTIFIER, 1),
-            iana($icmp, 2),
+            $($l4,)+
             iana(iana::OCTET_DELTA_COUNT, 8),
             iana(iana::PACKET_DELTA_COUNT, 8),
             iana(iana::FLOW_START_MILLISECONDS, 8),
@@ -176,18 +195,28 @@ macro_rules! flow_fields {
     };
 }
 
-const FLOW_V4_FIELDS: [FieldSpec; 16] = flow_fields!(
-    iana::SOURCE_IPV4_ADDRESS,
-    iana::DESTINATION_IPV4_ADDRESS,
-    4,
-    iana::ICMP_TYPE_CODE_IPV4
+const FLOW_V4_FIELDS: [FieldSpec; 15] = flow_fields!(
+    iana::SOURCE_IPV4_ADDRESS, iana::DESTINATION_IPV4_ADDRESS, 4;
+    iana(iana::SOURCE_TRANSPORT_PORT, 2),
+    iana(iana::DESTINATION_TRANSPORT_PORT, 2),
+    iana(iana::PROTOCOL_IDENTIFIER, 1)
 );
 
-const FLOW_V6_FIELDS: [FieldSpec; 16] = flow_fields!(
-    iana::SOURCE_IPV6_ADDRESS,
-    iana::DESTINATION_IPV6_ADDRESS,
-    16,
-    iana::ICMP_TYPE_CODE_IPV6
+const FLOW_V6_FIELDS: [FieldSpec; 15] = flow_fields!(
+    iana::SOURCE_IPV6_ADDRESS, iana::DESTINATION_IPV6_ADDRESS, 16;
+    iana(iana::SOURCE_TRANSPORT_PORT, 2),
+    iana(iana::DESTINATION_TRANSPORT_PORT, 2),
+    iana(iana::PROTOCOL_IDENTIFIER, 1)
+);
+
+const FLOW_ICMP_V4_FIELDS: [FieldSpec; 14] = flow_fields!(
+    iana::SOURCE_IPV4_ADDRESS, iana::DESTINATION_IPV4_ADDRESS, 4;
+    iana(iana::PROTOCOL_IDENTIFIER, 1), iana(iana::ICMP_TYPE_CODE_IPV4, 2)
+);
+
+const FLOW_ICMP_V6_FIELDS: [FieldSpec; 14] = flow_fields!(
+    iana::SOURCE_IPV6_ADDRESS, iana::DESTINATION_IPV6_ADDRESS, 16;
+    iana(iana::PROTOCOL_IDENTIFIER, 1), iana(iana::ICMP_TYPE_CODE_IPV6, 2)
 );
 
 const EPOCH_FIELDS: [FieldSpec; 18] = [
@@ -209,6 +238,15 @@ const EPOCH_FIELDS: [FieldSpec; 18] = [
     ours(loxo::THETA_NUMERATOR, 8),
     ours(loxo::THETA_DENOMINATOR, 8),
     ours(loxo::ELEPHANTS, 4),
+];
+
+const LOSS_FIELDS: [FieldSpec; 6] = [
+    iana(iana::OBSERVATION_DOMAIN_ID, 4),
+    iana(iana::MONITORING_INTERVAL_START_MILLISECONDS, 8),
+    iana(iana::MONITORING_INTERVAL_END_MILLISECONDS, 8),
+    ours(loxo::EPOCH, 4),
+    iana(iana::IGNORED_PACKET_TOTAL_COUNT, 8),
+    ours(loxo::IGNORED_PACKETS, 8),
 ];
 
 /// The fields of a participant template: the key's address(es), the distinct
@@ -282,10 +320,24 @@ pub const PARTICIPANTS: [Template<'static>; 6] = [
     VERTICAL_V6,
 ];
 
-/// IPv4 elephants: 16 fields, 84-byte records.
+/// IPv4 elephants with transport ports (every protocol but ICMP): 15 fields, 82-byte
+/// records.
 pub const FLOW_V4: Template<'static> = Template::new(FLOW_V4_TEMPLATE_ID, 0, &FLOW_V4_FIELDS);
-/// IPv6 elephants: 16 fields, 108-byte records.
+/// IPv6 elephants with transport ports (every protocol but ICMPv6): 15 fields,
+/// 106-byte records.
 pub const FLOW_V6: Template<'static> = Template::new(FLOW_V6_TEMPLATE_ID, 0, &FLOW_V6_FIELDS);
+/// IPv4 ICMP elephants: `icmpTypeCodeIPv4`, no ports; 14 fields, 80-byte records.
+pub const FLOW_ICMP_V4: Template<'static> =
+    Template::new(FLOW_ICMP_V4_TEMPLATE_ID, 0, &FLOW_ICMP_V4_FIELDS);
+/// IPv6 ICMPv6 elephants: `icmpTypeCodeIPv6`, no ports; 14 fields, 104-byte records.
+pub const FLOW_ICMP_V6: Template<'static> =
+    Template::new(FLOW_ICMP_V6_TEMPLATE_ID, 0, &FLOW_ICMP_V6_FIELDS);
+/// Packets the metering process did not observe (a host probe's kernel drops), an
+/// options template scoped by `observationDomainId` (RFC 7011 §4.2's reliability
+/// statistics): 6 fields, 40-byte records. Sent with `Config::loss_records`.
+pub const LOSS: Template<'static> = Template::new(LOSS_TEMPLATE_ID, 1, &LOSS_FIELDS);
+/// The four flow templates, in the order the template set carries them.
+pub const FLOWS: [Template<'static>; 4] = [FLOW_V4, FLOW_V6, FLOW_ICMP_V4, FLOW_ICMP_V6];
 /// The epoch's totals, an options template scoped by `observationDomainId`: 18
 /// fields, 121-byte records.
 pub const EPOCH: Template<'static> = Template::new(EPOCH_TEMPLATE_ID, 1, &EPOCH_FIELDS);
@@ -296,11 +348,24 @@ mod tests {
 
     #[test]
     fn record_sizes() {
-        assert_eq!(FLOW_V4.record_len(), Some(84));
-        assert_eq!(FLOW_V6.record_len(), Some(108));
+        assert_eq!(FLOW_V4.record_len(), Some(82));
+        assert_eq!(FLOW_V6.record_len(), Some(106));
+        assert_eq!(FLOW_ICMP_V4.record_len(), Some(80));
+        assert_eq!(FLOW_ICMP_V6.record_len(), Some(104));
         assert_eq!(EPOCH.record_len(), Some(121));
-        assert_eq!(FLOW_V4.wire_len(), 4 + 10 * 4 + 6 * 8);
-        assert_eq!(FLOW_V6.wire_len(), 92);
+        assert_eq!(LOSS.record_len(), Some(40));
+        assert_eq!(LOSS.wire_len(), 6 + 4 * 4 + 2 * 8);
+        assert_eq!(FLOW_V4.wire_len(), 4 + 9 * 4 + 6 * 8);
+        assert_eq!(FLOW_V6.wire_len(), 88);
+        assert_eq!(FLOW_ICMP_V4.wire_len(), 4 + 8 * 4 + 6 * 8);
+        assert_eq!(FLOW_ICMP_V6.wire_len(), 84);
+        // No flow template has both the ports and an ICMP type/code element.
+        for t in FLOWS {
+            let has = |id| t.fields.iter().any(|f| f.is(None, id));
+            let ports = has(iana::DESTINATION_TRANSPORT_PORT);
+            let icmp = has(iana::ICMP_TYPE_CODE_IPV4) || has(iana::ICMP_TYPE_CODE_IPV6);
+            assert!(ports != icmp, "template {}", t.id);
+        }
         assert_eq!(EPOCH.wire_len(), 6 + 3 * 4 + 15 * 8);
         let lens = PARTICIPANTS.map(|t| (t.id, t.record_len(), t.wire_len()));
         assert_eq!(

@@ -18,6 +18,9 @@
 //!   [`Exporter::participant_messages`]: one [`ParticipantRecord`] per scanner or
 //!   victim in its template of [`ie::PARTICIPANTS`], with IANA's distinct-count
 //!   elements (380–383) or loxo's distinct destination ports, bounds, σ and flags.
+//! - With [`Config::loss_records`], [`Exporter::loss_message`] sends an epoch's
+//!   [`LossRecord`] ([`ie::LOSS`]): the packets the metering process did not observe
+//!   (a host probe's kernel drops; RFC 7011 §4.2's `ignoredPacketTotalCount`).
 //! - [`Exporter`] keeps the sequence number (data records sent, mod 2³²), re-sends the
 //!   templates as RFC 7011 requires over UDP (first message, then every N messages
 //!   and/or T seconds) and splits data sets so that no message exceeds the configured
@@ -45,7 +48,7 @@
 //! let mut buf = [0u8; 1472];
 //! let len = msgs.next_into(&mut buf)?.unwrap_or(0);
 //!
-//! let mut decoder = Decoder::<4, 32>::new();
+//! let mut decoder = Decoder::<8, 32>::new();
 //! let flows: Vec<_> = decoder
 //!     .read(&buf[..len])?
 //!     .filter_map(|i| match i { Ok(Item::Flow(f)) => Some(f), _ => None })
@@ -60,6 +63,7 @@ mod decoder;
 mod error;
 mod exporter;
 pub mod ie;
+mod loss;
 mod message;
 mod participant;
 mod record;
@@ -71,6 +75,7 @@ pub use decoder::{Decoder, Item, Message};
 pub use error::Error;
 pub use exporter::{Config, Exporter, Messages, ParticipantMessages, Times};
 pub use ie::LOXO_PEN;
+pub use loss::LossRecord;
 pub use message::{MessageHeader, MessageRepr, HEADER_LEN, VERSION};
 pub use participant::ParticipantRecord;
 pub use record::{DataRecords, ElephantInfo, EpochRecord, Fields, FlowRecord};

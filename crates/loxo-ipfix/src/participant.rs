@@ -367,7 +367,7 @@ mod tests {
         // distinctCountOfDestinationIPv4Address is 4 bytes: the largest value.
         assert_eq!(b[4..8], [0xff; 4]);
         assert_eq!(n, 53);
-        assert!(ParticipantRecord::parse(&ie::FLOW_V4, &[0; 84]).is_none());
+        assert!(ParticipantRecord::parse(&ie::FLOW_V4, &[0; 82]).is_none());
         assert!(ParticipantRecord::parse(&ie::EPOCH, &[0; 121]).is_none());
         assert_eq!(
             ParticipantRecord::parse(&ie::SCANNER_V4, &b[..10]),

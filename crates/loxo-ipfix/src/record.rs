@@ -221,21 +221,34 @@ impl FlowRecord {
         })
     }
 
-    /// The template this record is written with.
+    /// Whether the record goes in an ICMP template: an ICMP (IPv4) or ICMPv6 (IPv6)
+    /// flow whose key holds a type and code (both ≤ 255).
+    const fn is_icmp(&self) -> bool {
+        let k = &self.key;
+        let icmp = if k.is_v6() { 58 } else { 1 };
+        k.protocol() == icmp && k.src_port() <= 0xff && k.dst_port() <= 0xff
+    }
+
+    /// The template this record is written with: [`ie::FLOW_V4`] / [`ie::FLOW_V6`]
+    /// (transport ports), or [`ie::FLOW_ICMP_V4`] / [`ie::FLOW_ICMP_V6`] for ICMP
+    /// flows (type and code, no ports).
     pub const fn template(&self) -> Template<'static> {
-        if self.key.is_v6() {
-            ie::FLOW_V6
-        } else {
-            ie::FLOW_V4
+        match (self.key.is_v6(), self.is_icmp()) {
+            (false, false) => ie::FLOW_V4,
+            (true, false) => ie::FLOW_V6,
+            (false, true) => ie::FLOW_ICMP_V4,
+            (true, true) => ie::FLOW_ICMP_V6,
         }
     }
 
-    /// Bytes [`emit`](Self::emit) writes: 84 (IPv4) or 108 (IPv6).
+    /// Bytes [`emit`](Self::emit) writes: 82 (IPv4), 106 (IPv6), 80 (ICMP) or 104
+    /// (ICMPv6).
     pub const fn wire_len(&self) -> usize {
-        if self.key.is_v6() {
-            108
-        } else {
-            84
+        match (self.key.is_v6(), self.is_icmp()) {
+            (false, false) => 82,
+            (true, false) => 106,
+            (false, true) => 80,
+            (true, true) => 104,
         }
     }
 
@@ -248,18 +261,14 @@ impl FlowRecord {
         let k = &self.key;
         w.bytes(k.src_bytes());
         w.bytes(k.dst_bytes());
-        let icmp = if k.is_v6() { 58 } else { 1 };
         let (sp, dp) = (k.src_port(), k.dst_port());
-        if k.protocol() == icmp && sp <= 0xff && dp <= 0xff {
-            w.u16(0);
-            w.u16(0);
+        if self.is_icmp() {
             w.u8(k.protocol());
             w.u16(sp << 8 | dp);
         } else {
             w.u16(sp);
             w.u16(dp);
             w.u8(k.protocol());
-            w.u16(0);
         }
         w.u64(self.octets);
         w.u64(self.packets);
@@ -601,7 +610,7 @@ mod tests {
             FlowKey::v6([0x20; 16], [0x30; 16], 5, 6, 17),
         ] {
             let r = FlowRecord::from_elephant(&elephant(key), 9, 1_000, 2_000);
-            let mut b = [0u8; 108];
+            let mut b = [0u8; 106];
             let n = r.emit(&mut b);
             assert_eq!(n, r.wire_len());
             assert_eq!(Some(n), r.template().record_len());
@@ -617,10 +626,19 @@ mod tests {
     #[test]
     fn icmp_on_the_wire() {
         let key = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 8, 3, 1);
-        let mut b = [0u8; 84];
-        FlowRecord::from_elephant(&elephant(key), 0, 0, 0).emit(&mut b);
-        // Ports 0, protocol 1, icmpTypeCodeIPv4 = 8 · 256 + 3.
-        assert_eq!(b[8..15], [0, 0, 0, 0, 1, 8, 3]);
+        let r = FlowRecord::from_elephant(&elephant(key), 0, 0, 0);
+        let mut b = [0u8; 80];
+        assert_eq!(r.emit(&mut b), 80);
+        assert_eq!(r.template().id, ie::FLOW_ICMP_V4_TEMPLATE_ID);
+        // Protocol 1, icmpTypeCodeIPv4 = 8 · 256 + 3, no ports.
+        assert_eq!(b[8..11], [1, 8, 3]);
+        // SCTP: the ports template, no ICMP element (nfdump 1.7 would take it for
+        // the destination port).
+        let key = FlowKey::v4([10, 0, 0, 1], [10, 0, 0, 2], 2905, 3868, 132);
+        let r = FlowRecord::from_elephant(&elephant(key), 0, 0, 0);
+        assert_eq!(r.emit(&mut b), 82);
+        assert_eq!(r.template().id, ie::FLOW_V4_TEMPLATE_ID);
+        assert_eq!(b[8..13], [0x0b, 0x59, 0x0f, 0x1c, 132]);
     }
 
     #[test]

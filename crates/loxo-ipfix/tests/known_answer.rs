@@ -71,23 +71,37 @@ fn first_message_byte_by_byte() {
     assert_eq!(msgs.next_into(&mut buf).unwrap(), None);
 
     let mut want: Vec<u8> = Vec::new();
-    // Message header: version 10, length 292, export time, sequence 0, domain.
-    want.extend([0x00, 0x0a, 0x01, 0x24]);
+    // Message header: version 10, length 450, export time, sequence 0, domain.
+    want.extend([0x00, 0x0a, 0x01, 0xc2]);
     want.extend([0x65, 0x53, 0xf1, 0x00]);
     want.extend([0x00, 0x00, 0x00, 0x00]);
     want.extend([0x01, 0x02, 0x03, 0x04]);
-    // Template set: ID 2, length 4 + 92 + 92 = 188.
-    want.extend([0x00, 0x02, 0x00, 0xbc]);
-    for (id, src, dst, addr, icmp) in [(256u16, 8, 12, 4, 32), (257, 27, 28, 16, 139)] {
-        // Template record header: ID, 16 fields.
+    // Template set: ID 2, length 4 + 88 + 88 + 84 + 84 = 348.
+    want.extend([0x00, 0x02, 0x01, 0x5c]);
+    // Templates 256/257 carry the transport ports, 265/266 the ICMP type/code: no
+    // template has both (nfdump 1.7 stores icmpTypeCode* in the destination port).
+    for (id, src, dst, addr, icmp) in [
+        (256u16, 8, 12, 4, None),
+        (257, 27, 28, 16, None),
+        (265, 8, 12, 4, Some(32)),
+        (266, 27, 28, 16, Some(139)),
+    ] {
+        // Template record header: ID, 15 or 14 fields.
         want.extend(id.to_be_bytes());
-        want.extend([0x00, 0x10]);
+        want.extend([0x00, if icmp.is_some() { 14 } else { 15 }]);
         want.extend(iana(src, addr));
         want.extend(iana(dst, addr));
-        want.extend(iana(7, 2)); // sourceTransportPort
-        want.extend(iana(11, 2)); // destinationTransportPort
-        want.extend(iana(4, 1)); // protocolIdentifier
-        want.extend(iana(icmp, 2)); // icmpTypeCodeIPv4 / IPv6
+        match icmp {
+            None => {
+                want.extend(iana(7, 2)); // sourceTransportPort
+                want.extend(iana(11, 2)); // destinationTransportPort
+                want.extend(iana(4, 1)); // protocolIdentifier
+            }
+            Some(icmp) => {
+                want.extend(iana(4, 1)); // protocolIdentifier
+                want.extend(iana(icmp, 2)); // icmpTypeCodeIPv4 / IPv6
+            }
+        }
         want.extend(iana(1, 8)); // octetDeltaCount
         want.extend(iana(2, 8)); // packetDeltaCount
         want.extend(iana(152, 8)); // flowStartMilliseconds
@@ -96,11 +110,11 @@ fn first_message_byte_by_byte() {
             want.extend(pen(e, l));
         }
     }
-    // Data set of template 256: length 4 + 84.
-    want.extend([0x01, 0x00, 0x00, 0x58]);
+    // Data set of template 256: length 4 + 82.
+    want.extend([0x01, 0x00, 0x00, 0x56]);
     want.extend([192, 0, 2, 1, 198, 51, 100, 2]); // addresses
     want.extend([0xc0, 0x00, 0x01, 0xbb]); // ports 49152, 443
-    want.extend([0x06, 0x00, 0x00]); // TCP, no ICMP type/code
+    want.push(0x06); // TCP
     want.extend([0, 0, 0, 0, 0, 0, 0x13, 0x00]); // octetDeltaCount = upper
     want.extend([0, 0, 0, 0, 0, 0, 0, 12]); // packetDeltaCount = upper
     want.extend([0, 0, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00]); // start
@@ -111,26 +125,26 @@ fn first_message_byte_by_byte() {
     want.extend([0, 0, 0, 0, 0, 0, 0, 12]); // packet upper
     want.push(0x03); // certain | octets lower certain
     want.extend([0, 0, 0, 3]); // epoch
-    assert_eq!(want.len(), 292);
+    assert_eq!(want.len(), 450);
     assert_eq!(&buf[..len], &want[..]);
 
     // The decoder reads it back.
-    let mut d = Decoder::<4, 32>::new();
+    let mut d = Decoder::<8, 32>::new();
     let m = d.read(&want).unwrap();
     assert_eq!(m.header().sequence_number, 0);
     let items: Vec<_> = m.map(Result::unwrap).collect();
-    assert_eq!(items.len(), 3);
+    assert_eq!(items.len(), 5);
     assert!(matches!(
         items[0],
         Item::Template {
             id: 256,
-            field_count: 16,
+            field_count: 15,
             learned: true,
             ..
         }
     ));
-    let Item::Flow(f) = items[2] else {
-        panic!("{:?}", items[2])
+    let Item::Flow(f) = items[4] else {
+        panic!("{:?}", items[4])
     };
     assert_eq!(f.to_elephant(), Some(r.elephants[0]));
     assert_eq!((f.start_ms, f.end_ms), (TIMES.start_ms, TIMES.end_ms));
@@ -138,12 +152,12 @@ fn first_message_byte_by_byte() {
     // The next report: no templates, sequence number 1.
     let mut msgs = x.messages(&r, TIMES).unwrap();
     let len = msgs.next_into(&mut buf).unwrap().unwrap();
-    assert_eq!(len, 16 + 4 + 84);
+    assert_eq!(len, 16 + 4 + 82);
     assert_eq!(
         buf[..16],
-        [0, 10, 0, 104, 0x65, 0x53, 0xf1, 0, 0, 0, 0, 1, 1, 2, 3, 4]
+        [0, 10, 0, 102, 0x65, 0x53, 0xf1, 0, 0, 0, 0, 1, 1, 2, 3, 4]
     );
-    assert_eq!(buf[16..len], want[204..]);
+    assert_eq!(buf[16..len], want[364..]);
 }
 
 #[test]
@@ -171,7 +185,7 @@ fn epoch_options_record_byte_by_byte() {
     let mut msgs = x.messages(&r, TIMES).unwrap();
     let mut buf = [0u8; 1472];
     let len = msgs.next_into(&mut buf).unwrap().unwrap();
-    assert_eq!(len, 16 + 188 + 142 + 4 + 121);
+    assert_eq!(len, 16 + 348 + 142 + 4 + 121);
     let mut want: Vec<u8> = Vec::new();
     // Options template set: ID 3, length 142; record: ID 258, 18 fields, 1 scope field.
     want.extend([0x00, 0x03, 0x00, 0x8e, 0x01, 0x02, 0x00, 0x12, 0x00, 0x01]);
@@ -201,8 +215,8 @@ fn epoch_options_record_byte_by_byte() {
     want.extend(1u64.to_be_bytes());
     want.extend(128u64.to_be_bytes());
     want.extend([0, 0, 0, 0]);
-    assert_eq!(&buf[16 + 188..len], &want[..]);
-    let mut d = Decoder::<4, 32>::new();
+    assert_eq!(&buf[16 + 348..len], &want[..]);
+    let mut d = Decoder::<8, 32>::new();
     let epochs: Vec<_> = d
         .read(&buf[..len])
         .unwrap()

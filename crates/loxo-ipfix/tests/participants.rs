@@ -187,15 +187,15 @@ fn participants_need_their_templates() {
         participant_records: true,
         ..Config::DEFAULT
     };
-    // Two flow templates (188), six participant templates (4 · 60 + 2 · 68 = 376),
+    // Four flow templates (348), six participant templates (4 · 60 + 2 · 68 = 376),
     // the epoch options template (142).
-    assert_eq!(c.templates_len(), 330 + 376);
-    assert_eq!(c.min_message_len(), 471 + 376);
+    assert_eq!(c.templates_len(), 490 + 376);
+    assert_eq!(c.min_message_len(), 631 + 376);
     let mut x = Exporter::new(c).unwrap();
     // No participant: only the templates, in the first message.
     let mut m = x.participant_messages(&r, Times::default()).unwrap();
     let mut buf = [0u8; 1472];
-    assert_eq!(m.next_into(&mut buf).unwrap(), Some(16 + 706));
+    assert_eq!(m.next_into(&mut buf).unwrap(), Some(16 + 866));
     assert_eq!(m.next_into(&mut buf).unwrap(), None);
     let mut m = x.participant_messages(&r, Times::default()).unwrap();
     assert_eq!(m.next_into(&mut buf).unwrap(), None);
@@ -204,7 +204,7 @@ fn participants_need_their_templates() {
 #[test]
 fn a_full_message_of_participants() {
     // 16 IPv4 victims (53-byte records) and 16 IPv6 vertical scans (85): with the
-    // templates the first 1472-byte message holds 16 + 698 + 4 + 14 · 53 = 1460.
+    // templates (866 bytes) they take three 1472-byte messages.
     let mut r = ParticipantsReport::<16>::new();
     for i in 0..16u8 {
         let p = |role, a: IpAddr, t| Participant {
@@ -243,15 +243,15 @@ fn a_full_message_of_participants() {
         sizes.push(len);
     }
     println!("16 IPv6 vertical scans and 16 IPv4 victims, 1472-byte messages: {sizes:?}");
-    // The templates and 8 vertical scans (16 + 706 + 4 + 8 · 85 = 1406; a ninth
-    // would need 1491), then the other 8 and 12 victims (16 + 4 + 8 · 85 + 4 + 12 · 53
-    // = 1340; a thirteenth: 1393, a fourteenth: 1446 — so 14), then the last 2.
+    // The templates and 6 vertical scans (16 + 866 + 4 + 6 · 85 = 1396; a seventh
+    // would need 1481), then the other 10 and 11 victims (16 + 4 + 10 · 85 + 4 + 11 · 53
+    // = 1457; a twelfth: 1510), then the last 5.
     assert_eq!(
         sizes,
         [
-            16 + 706 + 4 + 8 * 85,
-            16 + 4 + 8 * 85 + 4 + 14 * 53,
-            16 + 4 + 2 * 53
+            16 + 866 + 4 + 6 * 85,
+            16 + 4 + 10 * 85 + 4 + 11 * 53,
+            16 + 4 + 5 * 53
         ]
     );
 }

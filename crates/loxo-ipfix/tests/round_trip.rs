@@ -156,6 +156,7 @@ proptest! {
         refresh_messages in 0u32..4,
         refresh_seconds in 0u32..3,
         epoch_records in any::<bool>(),
+        loss_records in any::<bool>(),
         domain in any::<u32>(),
     ) {
         let config = Config {
@@ -165,6 +166,7 @@ proptest! {
             template_refresh_seconds: refresh_seconds,
             epoch_records,
             participant_records: false,
+            loss_records,
         };
         let min = usize::from(config.min_message_len());
         prop_assume!(usize::from(max_len) >= min);
@@ -278,18 +280,18 @@ fn splitting_at_1472_bytes() {
     for i in 0..64 {
         r.elephants.push(v4(i)).unwrap();
     }
-    // First message: header, templates (330), epoch record (125), 11 records;
-    // then 17 per message (16 + 4 + 17 · 84 = 1448).
+    // First message: header, templates (490), epoch record (125), 10 records;
+    // then 17 per message (16 + 4 + 17 · 82 = 1414).
     let s = sizes(&r, Config::DEFAULT);
     println!("64 IPv4 elephants, 1472-byte messages: {s:?}");
     assert_eq!(
         s,
         [
-            16 + 330 + 125 + 4 + 11 * 84,
-            1448,
-            1448,
-            1448,
-            16 + 4 + 2 * 84
+            16 + 490 + 125 + 4 + 10 * 82,
+            1414,
+            1414,
+            1414,
+            16 + 4 + 3 * 82
         ]
     );
     r.elephants.clear();
@@ -298,8 +300,8 @@ fn splitting_at_1472_bytes() {
     }
     let s = sizes(&r, Config::DEFAULT);
     println!("64 IPv6 elephants, 1472-byte messages: {s:?}");
-    // 13 per message: 16 + 4 + 13 · 108 = 1424.
-    assert_eq!(s[1], 1424);
+    // 13 per message: 16 + 4 + 13 · 106 = 1398.
+    assert_eq!(s[1], 1398);
     assert_eq!(s.len(), 6);
     // Mixed families: a new set at each change.
     r.elephants.clear();
@@ -315,7 +317,7 @@ fn splitting_at_1472_bytes() {
             ..Config::DEFAULT
         },
     );
-    assert_eq!(s, [16 + 188 + 4 * (4 + 84) + 4 * (4 + 108)]);
+    assert_eq!(s, [16 + 348 + 4 * (4 + 82) + 4 * (4 + 106)]);
 }
 
 #[test]
@@ -376,7 +378,7 @@ fn template_refresh() {
             },
         )
         .unwrap();
-    assert_eq!(m.next_into(&mut buf).unwrap(), Some(16 + 330 + 125));
+    assert_eq!(m.next_into(&mut buf).unwrap(), Some(16 + 490 + 125));
 }
 
 #[test]
@@ -392,7 +394,7 @@ fn sequence_numbers_count_records() {
     }
     let mut x = Exporter::new(Config::DEFAULT).unwrap();
     let mut buf = [0u8; 1472];
-    let mut d = Decoder::<4, 32>::new();
+    let mut d = Decoder::<8, 32>::new();
     let mut last = 0u32;
     for _ in 0..10 {
         let mut m = x.messages(&r, Times::default()).unwrap();
