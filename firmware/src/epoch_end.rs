@@ -500,6 +500,34 @@ fn ship_chunk(
     end
 }
 
+/// Sends the IPFIX messages `next` writes, one UDP datagram each, until it has no
+/// more or fails (`what` names it in the warning); the messages and bytes sent.
+fn send_messages<E: defmt::Format>(
+    what: &str,
+    mut next: impl FnMut(&mut [u8]) -> Result<Option<usize>, E>,
+    io: &mut Io<'_>,
+) -> (u32, usize) {
+    let mut msg = [0u8; 1472];
+    let (mut messages, mut bytes) = (0u32, 0usize);
+    loop {
+        match next(&mut msg) {
+            Ok(Some(n)) => {
+                if let Some(b) = msg.get(..n) {
+                    io.net.send_ipfix(io.nic, io.ticks, b);
+                    messages += 1;
+                    bytes += n;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                defmt::warn!("{=str}: {}", what, e);
+                break;
+            }
+        }
+    }
+    (messages, bytes)
+}
+
 /// Sends the closed epoch's participants as IPFIX messages (templates 259–264; one
 /// UDP datagram each).
 fn send_participants(
@@ -509,27 +537,14 @@ fn send_participants(
     epoch: u32,
     io: &mut Io<'_>,
 ) {
-    let mut msg = [0u8; 1472];
-    let (mut messages, mut records) = (0u32, 0usize);
-    match export.ipfix.participant_messages(parts, times) {
-        Ok(mut m) => loop {
-            match m.next_into(&mut msg) {
-                Ok(Some(n)) => {
-                    if let Some(b) = msg.get(..n) {
-                        io.net.send_ipfix(io.nic, io.ticks, b);
-                        messages += 1;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    defmt::warn!("ipfix participants: {}", e);
-                    break;
-                }
-            }
-        },
-        Err(e) => defmt::warn!("ipfix participants: {}", e),
-    }
-    records += parts.scanners.len() + parts.victims.len();
+    let (messages, _) = match export.ipfix.participant_messages(parts, times) {
+        Ok(mut m) => send_messages("ipfix participants", |buf| m.next_into(buf), io),
+        Err(e) => {
+            defmt::warn!("ipfix participants: {}", e);
+            (0, 0)
+        }
+    };
+    let records = parts.scanners.len() + parts.victims.len();
     defmt::info!(
         "export_participants: epoch={=u32} ipfix_messages={=u32} records={=usize} sequence={=u32}",
         epoch,
@@ -547,27 +562,13 @@ fn send_ipfix(
     epoch: u32,
     io: &mut Io<'_>,
 ) {
-    let mut msg = [0u8; 1472];
-    let (mut messages, mut bytes) = (0u32, 0usize);
-    match export.ipfix.messages(report, times) {
-        Ok(mut m) => loop {
-            match m.next_into(&mut msg) {
-                Ok(Some(n)) => {
-                    if let Some(b) = msg.get(..n) {
-                        io.net.send_ipfix(io.nic, io.ticks, b);
-                        messages += 1;
-                        bytes += n;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    defmt::warn!("ipfix: {}", e);
-                    break;
-                }
-            }
-        },
-        Err(e) => defmt::warn!("ipfix: {}", e),
-    }
+    let (messages, bytes) = match export.ipfix.messages(report, times) {
+        Ok(mut m) => send_messages("ipfix", |buf| m.next_into(buf), io),
+        Err(e) => {
+            defmt::warn!("ipfix: {}", e);
+            (0, 0)
+        }
+    };
     defmt::info!(
         "export: epoch={=u32} ipfix_messages={=u32} ipfix_bytes={=usize} sequence={=u32}",
         epoch,

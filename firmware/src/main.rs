@@ -214,6 +214,9 @@ fn main() -> ! {
         &ticks,
         nonce ^ SEED.fingerprint(),
         OBSERVATION_DOMAIN,
+        // The sketch datagrams' boot number: the boot counter, else the boot's time
+        // in seconds (fits 32 bits until 2106).
+        boot_count.map_or(boot_secs() as u32, |c| c as u32),
         storage,
     );
     if !BLOCKLIST.is_empty() {

@@ -13,11 +13,11 @@
 //! Each sketch datagram carries a sequence number and a SipHash-2-4 MAC under the
 //! device's export key (`LOXO_EXPORT_KEY`, provisioned at build time like the control
 //! key). The numbers are `boot << 32 | n`: `n` counts this boot's datagrams from 0,
-//! `boot` is the boot's time in seconds from the host clock (semihosting; a product
-//! keeps a boot counter in flash), so they grow across reboots at least a second
-//! apart. Two boots within the same second would repeat numbers: the collector then
-//! refuses the second boot's datagrams as replays (counted) until its numbers pass
-//! the first boot's — safe, not silent, and left to the boot counter to fix.
+//! `boot` is the boot counter the control nonce uses (`nonce.rs`: a flash page on a
+//! product, a semihosting file under QEMU), so they grow across every reboot, two
+//! within one second included. Without a counter the boot's time in seconds stands
+//! in (boots at least a second apart; a repeat is refused by the collector as a
+//! replay and counted, never merged).
 
 use loxo_control::datagram::{SketchDatagram, Stream, DATAGRAM_CHUNK, DATAGRAM_MAX};
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
@@ -193,6 +193,7 @@ impl Net {
         ticks: &Ticks,
         random: u64,
         domain: u32,
+        boot: u32,
         storage: &'static mut NetStorage,
     ) -> Self {
         let mut clock = Clock {
@@ -237,8 +238,7 @@ impl Net {
             clock,
             queue: Queue::default(),
             domain,
-            // Seconds since 1970 fit 32 bits until 2106.
-            seq: (crate::boot_secs() & 0xffff_ffff) << 32,
+            seq: u64::from(boot) << 32,
             sketches,
         }
     }

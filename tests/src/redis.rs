@@ -29,13 +29,19 @@ impl RedisServer {
             .and_then(|l| l.local_addr())
             .expect("no free TCP port on 127.0.0.1")
             .port();
-        let spawned = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        Self::spawn(port, |_| {})
+    }
+
+    /// `redis-server` on `port` (no persistence) with the options `configure` adds,
+    /// once it answers `PING`; `None` as [`start`](Self::start).
+    fn spawn(port: u16, configure: impl FnOnce(&mut Command)) -> Option<Self> {
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match spawned {
+            .stderr(Stdio::null());
+        configure(&mut cmd);
+        let child = match cmd.spawn() {
             Ok(child) => child,
             Err(e) => {
                 crate::collectors::missing(
@@ -133,9 +139,8 @@ impl RedisCluster {
             // The client port, and the cluster bus port (by default client + 10 000,
             // which may be taken or past 65 535).
             let (port, bus) = (pair[0], pair[1]);
-            let spawned = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args([
+            let node = RedisServer::spawn(port, |cmd| {
+                cmd.args([
                     "--cluster-enabled",
                     "yes",
                     "--cluster-port",
@@ -144,32 +149,8 @@ impl RedisCluster {
                 .args(["--cluster-config-file", &format!("nodes-{i}.conf")])
                 .args(["--cluster-node-timeout", "5000"])
                 .arg("--dir")
-                .arg(&dir)
-                .args(["--save", "", "--appendonly", "no"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn();
-            let child = match spawned {
-                Ok(child) => child,
-                Err(e) => {
-                    crate::collectors::missing(
-                        "redis-server",
-                        &e.to_string(),
-                        "Debian: apt-get install redis-server",
-                        Some("LOXO_SKIP_REDIS"),
-                    );
-                    return None;
-                }
-            };
-            let node = RedisServer { child, port };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while !node.pings() {
-                assert!(
-                    Instant::now() < deadline,
-                    "redis-server (cluster node) on port {port} did not answer PING within 10 s"
-                );
-                std::thread::sleep(Duration::from_millis(50));
-            }
+                .arg(&dir);
+            })?;
             nodes.push(node);
         }
         let cluster = Self { nodes, dir };

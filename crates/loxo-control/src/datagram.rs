@@ -38,9 +38,9 @@
 //! numbers is a datagram lost in transit, counted. Senders number their datagrams
 //! `boot << 32 | n`, `n` counting the boot's datagrams from 0 (the collector counts
 //! gaps within a boot, and a new boot's numbers before its first datagram received);
-//! the sample firmware's `boot` is the boot's time in seconds from the host clock (a
-//! product keeps a boot counter in flash), so the numbers also grow across reboots at
-//! least a second apart.
+//! the sample firmware's `boot` is its boot counter (the one its control nonce uses:
+//! a semihosting file under QEMU, a flash page on a product; the boot's time in
+//! seconds without one), so the numbers also grow across reboots.
 //!
 //! **Why a MAC and not an AEAD.** The sketches are not secret — a sketch's registers
 //! and counts reveal no more than the aggregate the collector prints, and its hash

@@ -574,11 +574,13 @@ impl<const N: usize> FlowMonitor<N> {
     /// a flow change nothing in it, so the first frames suffice.
     ///
     /// ```
+    /// use loxo_core::Seed;
     /// use loxo_flow::{Config, FlowMonitor, Participants, ParticipantsConfig};
     ///
-    /// const CONFIG: Config = Config::DEFAULT;
+    /// const SEED: Seed = Seed::new(0x5eed, 0x1234); // a device's secret in practice
+    /// const CONFIG: Config = Config::with_seed(SEED);
     /// let mut m = FlowMonitor::new(CONFIG);
-    /// let p = Box::new(Participants::<64, 8, 64, 4, 16>::new(ParticipantsConfig::HOST));
+    /// let p = Box::new(Participants::<64, 8, 64, 4, 16>::new(ParticipantsConfig::host(SEED)));
     /// let mut frame = [0u8; 60];
     /// frame[12..14].copy_from_slice(&[0x08, 0x00]); // IPv4
     /// frame[14] = 0x45;

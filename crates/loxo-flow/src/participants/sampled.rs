@@ -59,9 +59,14 @@ pub type FirmwareParticipants = SampledParticipants<128, 8, 128, 8, 16>;
 /// [`Participants`]' and 24 bytes ([`MEMORY_BYTES`](Self::MEMORY_BYTES)).
 ///
 /// ```
+/// use loxo_core::Seed;
 /// use loxo_flow::{FlowKey, ParticipantsConfig, ParticipantsReport, SampledParticipants, Theta};
 ///
-/// let config = ParticipantsConfig { share: Theta::new(5, 100).unwrap(), ..ParticipantsConfig::HOST };
+/// let seed = Seed::new(0x5eed, 0x1234); // a device's secret in practice
+/// let config = ParticipantsConfig {
+///     share: Theta::new(5, 100).unwrap(),
+///     ..ParticipantsConfig::host(seed)
+/// };
 /// let mut p = Box::new(SampledParticipants::<128, 8, 128, 4, 32>::new(config, 4));
 /// let mut r = ParticipantsReport::<8>::new();
 /// for epoch in 0..2 {
