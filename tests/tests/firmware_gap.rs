@@ -20,6 +20,11 @@ fn frames_lost_to_a_full_rx_fifo_are_reported() {
             "300",
             "--batch-bytes",
             "16000",
+            // A batch's SYNC is often among the frames the full FIFO drops: replay
+            // re-sends it after a third of this (2 s) instead of replay's default 20 s
+            // / 3 — the firmware, unloaded, answers a SYNC in milliseconds.
+            "--ack-timeout",
+            "6",
         ],
         &[],
     );

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 const USAGE: &str =
-    "usage: cargo xtask demo [--frames N] [--seed N] [--pcap FILE] [--sketch-dir DIR] [--icount] [--timeout SECS] [--summary] [--batch-bytes N] [--blocklist]";
+    "usage: cargo xtask demo [--frames N] [--seed N] [--pcap FILE] [--sketch-dir DIR] [--icount] [--timeout SECS] [--summary] [--batch-bytes N] [--ack-timeout SECS] [--blocklist]";
 
 #[derive(Debug)]
 struct Opts {
@@ -42,6 +42,10 @@ struct Opts {
     summary: bool,
     /// `loxo replay --batch-bytes` (None: replay's default, which fits the RX FIFO).
     batch_bytes: Option<usize>,
+    /// `loxo replay --timeout`: seconds for each ACK (a SYNC is sent up to three
+    /// times within it) and for DONE (None: replay's default). A test that loses
+    /// SYNC frames on purpose waits less with a short one.
+    ack_timeout: Option<u64>,
     /// Flash a generated blocklist (`--blocklist`; it costs the monitor ~70
     /// instructions per frame on the demo trace: 973 instead of 860 per frame,
     /// within the 1 000 budget, asserted by `tests/firmware_blocklist.rs`).
@@ -82,6 +86,7 @@ fn run() -> anyhow::Result<ExitCode> {
         timeout: 600,
         summary: false,
         batch_bytes: None,
+        ack_timeout: None,
         blocklist: false,
     };
     while let Some(a) = args.next() {
@@ -99,6 +104,7 @@ fn run() -> anyhow::Result<ExitCode> {
             "--summary" => o.summary = true,
             "--blocklist" => o.blocklist = true,
             "--batch-bytes" => o.batch_bytes = Some(val()?.parse().context("--batch-bytes")?),
+            "--ack-timeout" => o.ack_timeout = Some(val()?.parse().context("--ack-timeout")?),
             _ => bail!("unknown option {a}\n{USAGE}"),
         }
     }
@@ -559,6 +565,9 @@ fn replay_command(
     }
     if let Some(b) = o.batch_bytes {
         replay.args(["--batch-bytes", &b.to_string()]);
+    }
+    if let Some(t) = o.ack_timeout {
+        replay.args(["--timeout", &t.to_string()]);
     }
     replay
 }
