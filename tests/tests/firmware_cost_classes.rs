@@ -25,7 +25,8 @@
 //! The test also checks that each epoch is the class it was fed (the `epoch:` line's
 //! frames and IP packets are that class's, from the generator's truth) and that the
 //! run-wide `cost:` line is the epochs' figures folded together. It prints the table
-//! (class, mean, p50, p99, p99.9, max) before asserting. Runs `cargo xtask demo` in
+//! (class, mean, p50, p99, p99.9, max) before asserting; the mean budget is asserted in
+//! CI, the tail budget by the ignored test until it holds. Runs `cargo xtask demo` in
 //! `firmware_e2e`'s target directory (shared builds) with the test provisioning.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -59,25 +60,28 @@ struct Cost {
     max: u64,
 }
 
-/// Every class measured, its epoch identified and the run's figures consistent; the
-/// table printed with each class's standing against the budgets. Runs in CI.
+/// Every class measured, its epoch identified and the run's figures consistent, and
+/// issue 27's mean budget (≤ 800 instructions per frame) held on every class; the
+/// table printed with each class's standing against the tail budget. Runs in CI.
 #[test]
-fn per_frame_cost_of_every_traffic_class_is_measured() {
+fn per_frame_cost_of_every_traffic_class_is_measured_and_its_mean_within_budget() {
     measure_classes(false);
 }
 
-/// Issue 27's budgets on every class. Not met yet (the floods are the classes over
-/// them: the closing note and `firmware/README.md` give the measured table), so not
+/// Issue 27's tail budget (p99.9 ≤ 1 129) on every class too. Not met yet
+/// (Space-Saving evictions, ≈ 4 % of a flood's frames, cost ≈ +500 on a first frame of
+/// ≈ 750: the closing note and `firmware/README.md` give the measured table), so not
 /// part of the default run: `cargo test -p loxo-tests --test firmware_cost_classes --
-/// --ignored` checks them.
+/// --ignored` checks it.
 #[test]
-#[ignore = "issue 27 open: floods of one-packet flows cost more than 800 instructions per frame, and no class has p99.9 ≤ 1 129 yet"]
+#[ignore = "issue 27 open: no class has p99.9 ≤ 1 129 yet"]
 fn per_frame_cost_of_every_traffic_class_is_within_budget() {
     measure_classes(true);
 }
 
-/// The run and its checks; with `enforce`, the budgets too.
-fn measure_classes(enforce: bool) {
+/// The run and its checks, the mean budget among them; with `enforce_tail`, the
+/// p99.9 budget too.
+fn measure_classes(enforce_tail: bool) {
     let started = Instant::now();
     let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-cost-classes");
     std::fs::create_dir_all(&tmp).unwrap();
@@ -146,7 +150,12 @@ fn measure_classes(enforce: bool) {
             c.p999,
             c.max
         );
-        if c.mean > MEAN_BUDGET || c.p999 > P999_BUDGET {
+        assert!(
+            c.mean <= MEAN_BUDGET,
+            "{class}: mean {} instructions per frame, over issue 27's {MEAN_BUDGET}",
+            c.mean
+        );
+        if c.p999 > P999_BUDGET {
             over.push(format!(
                 "{class}: mean {} (budget {MEAN_BUDGET}), p99.9 {} (budget {P999_BUDGET})",
                 c.mean, c.p999
@@ -175,7 +184,7 @@ fn measure_classes(enforce: bool) {
         started.elapsed().as_secs_f64(),
         get("ram.total")
     );
-    if enforce {
+    if enforce_tail {
         assert!(over.is_empty(), "over budget:\n{}", over.join("\n"));
     } else if !over.is_empty() {
         println!("over budget (issue 27, open):\n{}", over.join("\n"));

@@ -208,14 +208,16 @@ fn trial_seeds(at: u64, n: u64) -> Vec<u64> {
 
 /// The σ of one epoch's new-flow figure from a fresh monitor (every flow new, the last
 /// epoch's filter empty), as a share of the count, that the docs state for `flows`
-/// flows: 0.4 % up to 5× the design load (the filter does not sample), 0.95 % beyond
-/// (it samples; the figure is then about the flows HLL's, 1.04/√16384 ≈ 0.81 %).
-/// Tuning seeds, populations of 4 500 to 100 000 flows and the first epochs of
-/// [`CLASSES`], up to 229×: at most 0.34 % and 0.81 %, plus 15–20 %. (Before the
-/// regression on the flows HLL: 0.45 %, then 2 % to 12.5×, 2.75 % to 25×, 3.75 %.)
-fn fresh_sigma_bound(flows: u64) -> f64 {
+/// flows: 0.4 % up to 5× the design load where the filter does not sample, 0.95 %
+/// where it samples (`sampled`: past 5×, or past the design load in a flood — most
+/// frames first frames, as these uniform populations' early frames are —; the figure
+/// is then about the flows HLL's, 1.04/√16384 ≈ 0.81 %). Tuning seeds, populations
+/// of 4 500 to 100 000 flows and the first epochs of [`CLASSES`], up to 229×: at
+/// most 0.34 % and 0.81 %, plus 15–20 %. (Before the regression on the flows HLL:
+/// 0.45 %, then 2 % to 12.5×, 2.75 % to 25×, 3.75 %.)
+fn fresh_sigma_bound(flows: u64, sampled: bool) -> f64 {
     let load = flows as f64 / f64::from(NEW_FLOW_CAPACITY);
-    if load <= 5.0 {
+    if load <= 5.0 && !sampled {
         0.004
     } else {
         0.0095
@@ -282,7 +284,7 @@ fn check_new_flows(name: &str, r: &Report, flows: u64, tune: bool) -> Option<(f6
         }
         within_four_stated_sigma(name, r, flows);
         let sigma = f64::from(r.new_flows_sigma);
-        let bound = fresh_sigma_bound(flows);
+        let bound = fresh_sigma_bound(flows, r.new_flows_sampling > 0);
         assert!(
             tune || sigma <= bound * flows as f64,
             "{name}: σ {sigma:.1} wider than {:.2} % of {flows}",
@@ -371,8 +373,9 @@ struct Class {
 /// 90 % flood of one-packet flows with spoofed sources, and 50 000 uniform flows
 /// (≈ 12× the filters' design flows, as the 50 000-frame flood).
 const CLASSES: [Class; 9] = [
-    // Tuning (fresh, second, steady): ≤ 0.28 %, 0.68 %, 0.68 % (3.9× the design
-    // load, level 0: the HT count).
+    // Tuning (fresh, second, steady): ≤ 0.75 %, 0.90 %, 0.91 % (3.9× the design
+    // load; a flood: level 3 from the design load on, `FLOOD_LEVEL`). Level 0, the
+    // HT count, before: 0.28 %, 0.68 %, 0.68 %.
     Class {
         name: "16 384, 90 % flood",
         frames: 16_384,
@@ -381,9 +384,9 @@ const CLASSES: [Class; 9] = [
         flood: 0.9,
         seeds: 3,
         epochs: 6,
-        fresh: 0.0033,
-        second: 0.008,
-        steady: 0.008,
+        fresh: 0.0088,
+        second: 0.0105,
+        steady: 0.0105,
     },
     // 0.13 %, 0.35 %, 0.35 % (1.6×; 71 % of the flows new).
     Class {
@@ -411,7 +414,9 @@ const CLASSES: [Class; 9] = [
         second: 0.0097,
         steady: 0.0097,
     },
-    // 0.74 %, 2.81 %, 0.86 % (11.9×; levels 4, 4, then 3 planned; 98 % new).
+    // 0.68 %, 0.86 %, 0.86 % (11.9×; a flood: level 3 from the design load, then
+    // the triggers' and the plan's; 98 % new). Before the flood's level: 0.74 %,
+    // 2.81 %, 0.86 % (the first epoch's filter ended at p 0.66–0.86).
     Class {
         name: "50 000, 90 % flood",
         frames: 50_000,
@@ -421,10 +426,11 @@ const CLASSES: [Class; 9] = [
         seeds: 3,
         epochs: 4,
         fresh: 0.0086,
-        second: 0.033,
+        second: 0.01,
         steady: 0.01,
     },
-    // 0.74 %, 2.86 %, 0.89 % (12.2×; 95 % new).
+    // 0.68 %, 0.89 %, 0.89 % (12.2×; 95 % new: first frames are most frames, a
+    // flood by the filter's rule). Before the flood's level: 0.74 %, 2.86 %, 0.89 %.
     Class {
         name: "50 000, 10× uniform",
         frames: 50_000,
@@ -434,10 +440,10 @@ const CLASSES: [Class; 9] = [
         seeds: 2,
         epochs: 4,
         fresh: 0.0086,
-        second: 0.033,
+        second: 0.0104,
         steady: 0.0104,
     },
-    // 0.80 %, 3.99 %, 0.90 % (115×; levels 7, 7, 6).
+    // 0.77 %, 3.76 %, 0.90 % (115×; levels 7, 7, 6).
     Class {
         name: "500 000, 90 % flood",
         frames: 500_000,
@@ -463,7 +469,7 @@ const CLASSES: [Class; 9] = [
         second: 0.063,
         steady: 0.0245,
     },
-    // 0.81 %, 4.62 %, 0.89 % (229×; levels 8, 8, 7).
+    // 0.80 %, 4.50 %, 0.89 % (229×; levels 8, 8, 7).
     Class {
         name: "10^6, 90 % flood",
         frames: 1_000_000,
@@ -498,14 +504,17 @@ const CLASSES: [Class; 9] = [
 /// over all epochs the mean of z² = (error/σ)² is within χ² bounds (σ is honest, not
 /// merely wide). The "≤ 5 % in every epoch" is asserted where the stated σ
 /// makes it a 4σ claim (4·σ ≤ 5 %): every epoch of the firmware's 16 384-frame
-/// epochs (90 % flood included) and of 50 000-frame Zipf epochs (≤ 4× the design
-/// load), and the first and steady epochs of every flood and of the 10× uniform
-/// class (12–229× the design flows: σ ≤ 1.05 %). Not in the second epoch of an
-/// overload that started unplanned (σ 2.8 % at 12×, 4–4.6 % at 115–229×: the first
-/// epoch's filter ends holding ≥ 20 000 flows of level 0 the second cannot count, a
-/// false-positive rate ≥ 0.5; `loxo_flow`'s `new_flows` docs), nor in the steady
-/// Zipf epochs of 500 000 and 10⁶ frames where 30 % and 17 % of the flows are new
-/// (σ 2.1 % and 3.5 %); the test prints those epochs' errors. Costs about 5 s
+/// epochs (90 % flood included), of 50 000-frame Zipf epochs (≤ 4× the design load)
+/// and of every 50 000-frame epoch at 12× the design flows (90 % flood, 10× uniform:
+/// since a flood files from level 3 past the design load, its first epoch's filter
+/// ends far below its trigger and the second epoch's σ is ≤ 0.9 %, from 2.8 %), and
+/// the first and steady epochs of every flood (up to 229×: σ ≤ 1.05 %). Not in the
+/// second epoch of a 500 000- or 10⁶-frame flood that began unplanned (σ 3.8–4.5 %:
+/// the first epoch's filter still rises level by level to its triggers, ending at a
+/// false-positive rate ≥ 0.5 the second cannot count through; `loxo_flow`'s
+/// `new_flows` docs), nor in the Zipf epochs of 500 000 and 10⁶ frames where 30 % and
+/// 17 % of the flows are new (σ 2.1 % and 3.5 % steady); the test prints those
+/// epochs' errors. Costs about 5 s
 /// (11·10⁶ frames).
 #[test]
 fn new_flows_in_steady_epochs_at_the_readme_epoch_sizes() {

@@ -697,7 +697,14 @@ impl<const N: usize> FlowMonitor<N> {
                     // candidate, without the summary's index probe — most frames of
                     // a flood of one-packet flows.
                     let upper;
-                    (known, upper) = gate(&mut self.new, &mut self.sketch, h, ranked, other);
+                    (known, upper) = gate(
+                        &mut self.new,
+                        &mut self.sketch,
+                        h,
+                        ranked,
+                        other,
+                        self.frames,
+                    );
                     if self.top.update_unmonitored(&f.key, h, ranked, upper) {
                         if let Some(w) = self.admitted.get_mut(word) {
                             *w |= bit;
@@ -705,10 +712,11 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                     false
                 } else if policy == EpochPolicy::Reset {
+                    let frames = self.frames;
                     let (new, sketch, k) = (&mut self.new, &mut self.sketch, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
                         let upper;
-                        (*k, upper) = gate(new, sketch, h, ranked, other);
+                        (*k, upper) = gate(new, sketch, h, ranked, other, frames);
                         upper
                     });
                     if candidate {
@@ -717,7 +725,7 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                     candidate
                 } else {
-                    known = self.new.observe(h);
+                    known = self.new.observe(h, self.frames);
                     let upper = self.sketch.add_hash_estimate(h, ranked, other);
                     self.top.update_bounded(&f.key, h, ranked, upper);
                     false
@@ -977,8 +985,9 @@ fn gate(
     h: loxo_core::KeyHash,
     w: u64,
     other: u64,
+    frames: u64,
 ) -> (bool, u64) {
-    let known = new.observe(h);
+    let known = new.observe(h, frames);
     let upper = sketch.add_hash_estimate(h, w, other);
     (known, if known { upper } else { upper.min(w) })
 }
