@@ -16,7 +16,7 @@
 //!
 //! **Scale.** [`PACKETS`] = 10⁶ packets per stream (the Zipf classes over
 //! 2·10⁴–2·10⁵ flows, the flow-size classes until the packets are used), so 240
-//! streams × 4 summaries run in about a minute on 2 cores. The figures do not carry
+//! streams × 4 summaries run in about 70 s on 2 shared cores (CI's dev profile). The figures do not carry
 //! over to longer streams unchanged: at 10⁷ packets with populations 10× larger
 //! the k-th key has the same share of the stream but 10× the arrivals, and the
 //! cold tier's idle epoch (`2^15` updates) and the first-arrival records' lifetime
