@@ -34,7 +34,7 @@ const _: () = assert!(crate::CANDIDATES == 128, "the labels say space-saving<128
 /// evaluated, HeavyGuardian with two bucket choices, and the two-tier summary.
 static mut HK8K: HeavyKeeper<272, 2, 100, u64, 160> = HeavyKeeper::new(1);
 static mut HG8K: HeavyGuardian<170, 2, 4, u64> = HeavyGuardian::with_filler(1, 0);
-static mut TT8K: TieredTopK<48, 278, 4200, u64> = TieredTopK::with_filler(1, 0);
+static mut TT8K: TieredTopK<64, 400, 2700, u64> = TieredTopK::with_filler(1, 0);
 static mut FLOWS: Hll<14> = Hll::new(Seed::new(1, 2)).without_martingale();
 static mut SOURCES: Hll<10> = Hll::new(Seed::new(1, 2));
 static mut BLOOM: BlockedBloom<96, 7> = BlockedBloom::new(Seed::new(1, 2));
@@ -313,7 +313,7 @@ pub(crate) fn run(ticks: &Ticks, seed: Seed) {
     );
     measure(
         ticks,
-        "tieredtopk<48,278,4200,u64> update (8 KiB)",
+        "tieredtopk<64,400,2700,u64> update (8 KiB)",
         kh,
         |h| {
             tiered8k.update(&h.get(), h, 60);

@@ -5,6 +5,7 @@ pub mod bloom_theory;
 pub mod collectors;
 pub mod datasketches;
 pub mod demo;
+pub mod family;
 pub mod golden;
 pub mod hll_theory;
 pub mod redis;

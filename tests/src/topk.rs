@@ -129,3 +129,122 @@ pub fn score_entries(entries: &[Entry<u64>], exact: &HashMap<u64, u64>, k: usize
         reported: reported.len(),
     }
 }
+
+/// A report judged by the rules of issue 30: its [`Score`], the heavy keys it
+/// misses and the bound contract on every entry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Judged {
+    /// F1 and ARE of the top-`k` report.
+    pub score: Score,
+    /// Keys weighing at least twice the `k`-th heaviest that are not among the
+    /// `k` reported.
+    pub missing_heavy: usize,
+    /// The heaviest of those missing keys as a multiple of the `k`-th weight (0 if none).
+    pub worst_missing_ratio: f64,
+    /// Reported entries (all of them, not only the first `k`) whose bounds exclude
+    /// the key's true weight.
+    pub bound_violations: usize,
+    /// Reported entries checked against their bounds.
+    pub bounds_checked: usize,
+}
+
+/// Judges `t`'s report against `exact`, `k` ≤ 1024.
+///
+/// # Panics
+///
+/// If `k > 1024` or `k == 0`.
+#[must_use]
+pub fn judge<T: TopK<u64>>(t: &T, exact: &HashMap<u64, u64>, k: usize) -> Judged {
+    assert!(k > 0 && k <= 1024);
+    let mut out = heapless::Vec::<Entry<u64>, 1024>::new();
+    t.report(&mut out);
+    let bound_violations = out
+        .iter()
+        .filter(|e| !e.admits(exact.get(&e.key).copied().unwrap_or(0)))
+        .count();
+    let score = score_entries(&out, exact, k);
+    let top = true_top(exact, k.max(1));
+    let fk = top.last().map_or(0, |e| e.1);
+    let reported: std::collections::HashSet<u64> = out.iter().take(k).map(|e| e.key).collect();
+    let missing: Vec<u64> = top
+        .iter()
+        .filter(|&&(key, f)| fk > 0 && f >= 2 * fk && !reported.contains(&key))
+        .map(|e| e.1)
+        .collect();
+    Judged {
+        score,
+        missing_heavy: missing.len(),
+        worst_missing_ratio: missing
+            .iter()
+            .map(|&f| f as f64 / fk as f64)
+            .fold(0.0, f64::max),
+        bound_violations,
+        bounds_checked: out.len(),
+    }
+}
+
+/// The distribution of a summary's [`Judged`] over many streams.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dist {
+    /// Streams judged.
+    pub streams: usize,
+    /// Lowest F1.
+    pub f1_min: f64,
+    /// 5th-percentile F1.
+    pub f1_p5: f64,
+    /// Median F1.
+    pub f1_median: f64,
+    /// Streams with F1 ≥ 0.95.
+    pub f1_ge_095: usize,
+    /// Streams with F1 ≥ 0.90.
+    pub f1_ge_090: usize,
+    /// Median ARE.
+    pub are_median: f64,
+    /// 90th-percentile ARE.
+    pub are_p90: f64,
+    /// Largest ARE.
+    pub are_max: f64,
+    /// Heavy keys (≥ 2× the k-th) missing from the reports, over all streams.
+    pub missing_heavy: usize,
+    /// Streams with at least one such key missing.
+    pub streams_missing: usize,
+    /// The heaviest missing key as a multiple of its stream's k-th weight.
+    pub worst_missing_ratio: f64,
+    /// Reported entries whose bounds exclude the true weight.
+    pub bound_violations: usize,
+    /// Reported entries checked.
+    pub bounds_checked: usize,
+}
+
+/// The distribution of `v` (at least one judgement).
+///
+/// # Panics
+///
+/// If `v` is empty.
+#[must_use]
+pub fn dist(v: &[Judged]) -> Dist {
+    assert!(!v.is_empty());
+    let mut f1: Vec<f64> = v.iter().map(|j| j.score.f1).collect();
+    let mut are: Vec<f64> = v.iter().map(|j| j.score.are).collect();
+    f1.sort_by(f64::total_cmp);
+    are.sort_by(f64::total_cmp);
+    let n = v.len();
+    // F1 = 2·p·r/(p + r) may land one ulp below hits/k.
+    let at_least = |t: f64| f1.iter().filter(|&&x| x >= t - 1e-9).count();
+    Dist {
+        streams: n,
+        f1_min: f1[0],
+        f1_p5: f1[n / 20],
+        f1_median: f1[n / 2],
+        f1_ge_095: at_least(0.95),
+        f1_ge_090: at_least(0.90),
+        are_median: are[n / 2],
+        are_p90: are[n * 9 / 10],
+        are_max: are[n - 1],
+        missing_heavy: v.iter().map(|j| j.missing_heavy).sum(),
+        streams_missing: v.iter().filter(|j| j.missing_heavy > 0).count(),
+        worst_missing_ratio: v.iter().map(|j| j.worst_missing_ratio).fold(0.0, f64::max),
+        bound_violations: v.iter().map(|j| j.bound_violations).sum(),
+        bounds_checked: v.iter().map(|j| j.bounds_checked).sum(),
+    }
+}

@@ -6,18 +6,22 @@
 //! `cargo test --release -p loxo-tests --test topk_classes -- --nocapture`
 //!
 //! prints the table of `crates/loxo-cms/README.md` (mean F1 over the seeds, then the
-//! worst seed's; mean ARE, then the worst seed's). Every figure is asserted
-//! ([`EXPECTED`]): the streams and summaries are pure functions of their seeds, so
-//! each is one deterministic number; the test checks the worst seed's F1 ≥ the
-//! printed floor and the worst seed's ARE ≤ the printed ceiling (rounded up to two
-//! significant digits).
+//! worst seed's; mean ARE, then the worst seed's). Every figure is a **regression
+//! pin** ([`EXPECTED`]), not a target: these seven classes and seeds 1–3 are the ones
+//! the summaries were designed on, so the figures say nothing about streams nobody
+//! tuned for — that is `topk_family.rs` (issue 30: a family of streams drawn per
+//! seed, a tuning range and a disjoint held-out range, the issue's target). The
+//! streams and summaries are pure functions of their seeds, so each figure is one
+//! deterministic number; the test checks the worst seed's F1 ≥ the printed floor and
+//! the worst seed's ARE ≤ the printed ceiling (rounded up to two significant digits).
 //!
 //! Scale: the issue's, 10⁷ packets per stream over Zipf populations of 10⁶ flows, 3
 //! seeds (7 classes × 3 seeds × 2 weights × 6 summaries, 2.5·10⁹ updates: about 3
 //! minutes in release on 2 shared cores). Until the first-arrival records of
 //! `TieredTopK` the table ran at 4·10⁶ packets for CPU time; that scale, where a
 //! rank-100 key has 2.5× fewer packets and so a larger relative error, is printed
-//! by the ignored `topk_classes_confirmation`.
+//! by the ignored `topk_classes_confirmation`. The ignored tests here are
+//! diagnostics: no README figure rests on them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
@@ -41,22 +45,23 @@ const SEED: Seed = Seed::new(0x70b_c0de, 0x5eed_cafe);
 
 // The 8 KiB types: HeavyKeeper as evaluated in `topk_accuracy.rs` (b = 1.6), the
 // baselines, HeavyGuardian as in the paper (one bucket of 8 cells per key) and the
-// one with two buckets of 4 cells per key (`D = 2`), and the two-tier summary (192
-// full-key heavy cells behind 278 cold fingerprint cells and 4 200 one-byte
-// first-arrival records).
+// one with two buckets of 4 cells per key (`D = 2`), and the two-tier summary (256
+// full-key heavy cells behind 400 cold fingerprint cells and 2 700 one-byte
+// first-arrival records: the layout chosen on the tuning range of `topk_family.rs`;
+// the one before it, 192 / 278 / 4 200, was chosen on these classes).
 type Hk = HeavyKeeper<272, 2, 100, u64, 160>;
 type Ss = SpaceSaving<u64, 215>;
 type Cu = CmsTopK<268, 4, 100, u64>;
 type Hg1 = HeavyGuardian<85, 1, 8, u64>;
 type Hg = HeavyGuardian<170, 2, 4, u64>;
-type Tt = TieredTopK<48, 278, 4200, u64>;
+type Tt = TieredTopK<64, 400, 2700, u64>;
 
 const HK: &str = "HeavyKeeper 272×2, b = 1.6";
 const SS: &str = "Space-Saving 215";
 const CU: &str = "CMS-CU 268×4 + heap";
 const HG1: &str = "HeavyGuardian 85×8, d = 1";
 const HG: &str = "HeavyGuardian 170×4, d = 2";
-const TT: &str = "TieredTopK 48×4 + 278 cold + 4200 rec";
+const TT: &str = "TieredTopK 64×4 + 400 cold + 2700 rec";
 
 const ALGOS: [(&str, usize); 6] = [
     (HK, size_of::<Hk>()),
@@ -67,8 +72,8 @@ const ALGOS: [(&str, usize); 6] = [
     (TT, size_of::<Tt>()),
 ];
 
-/// Measured figures, bounded: (class, weight, summary, worst seed's F1 floor, worst
-/// seed's ARE ceiling). Every summary reports exactly 100 keys, so F1 = hits/100 and
+/// Regression pins, measured and bounded: (class, weight, summary, worst seed's F1
+/// floor, worst seed's ARE ceiling). Every summary reports exactly 100 keys, so F1 = hits/100 and
 /// the floor is the measured minimum itself; the ARE ceiling is the measured maximum
 /// rounded up to two significant digits.
 const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
@@ -98,9 +103,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 0.8",
         "packets",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         1.00,
-        2.9e-4,
+        1.5000000000000001e-4,
     ),
     (
         "Zipf 0.8",
@@ -128,9 +133,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 0.8",
         "bytes",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
-        0.99,
-        8.8e-4,
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
+        1.00,
+        6.3e-4,
     ),
     (
         "Zipf 1.0",
@@ -158,9 +163,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 1.0",
         "packets",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         1.00,
-        6.2e-5,
+        2.9999999999999997e-5,
     ),
     (
         "Zipf 1.0",
@@ -188,9 +193,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 1.0",
         "bytes",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         1.00,
-        2e-4,
+        1.4000000000000001e-4,
     ),
     (
         "Zipf 1.2",
@@ -218,9 +223,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 1.2",
         "packets",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         1.00,
-        4.4e-5,
+        1.8999999999999998e-5,
     ),
     (
         "Zipf 1.2",
@@ -254,9 +259,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 1.2",
         "bytes",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         1.00,
-        2e-4,
+        1.2000000000000002e-4,
     ),
     (
         "lognormal",
@@ -296,9 +301,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "lognormal",
         "packets",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
-        1.00,
-        8.200000000000001e-4,
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
+        0.99,
+        6.000000000000001e-4,
     ),
     (
         "lognormal",
@@ -338,9 +343,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "lognormal",
         "bytes",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         0.99,
-        2.8e-3,
+        1.1e-3,
     ),
     (
         "hot-set change",
@@ -374,9 +379,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "hot-set change",
         "packets",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         0.98,
-        5.9e-3,
+        4.8000000000000004e-3,
     ),
     (
         "hot-set change",
@@ -416,9 +421,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "hot-set change",
         "bytes",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
-        0.99,
-        1.2e-2,
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
+        0.98,
+        5e-3,
     ),
     (
         "Zipf 0.9 + 50 % flood",
@@ -458,9 +463,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 0.9 + 50 % flood",
         "packets",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         1.00,
-        4.7000000000000004e-4,
+        2.5e-4,
     ),
     (
         "Zipf 0.9 + 50 % flood",
@@ -500,9 +505,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 0.9 + 50 % flood",
         "bytes",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         1.00,
-        6.000000000000001e-4,
+        5.300000000000001e-4,
     ),
     (
         "Zipf 0.9 + 90 % flood",
@@ -542,9 +547,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 0.9 + 90 % flood",
         "packets",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         0.99,
-        4.5000000000000005e-3,
+        5.6e-3,
     ),
     (
         "Zipf 0.9 + 90 % flood",
@@ -584,9 +589,9 @@ const EXPECTED: &[(&str, &str, &str, f64, f64)] = &[
     (
         "Zipf 0.9 + 90 % flood",
         "bytes",
-        "TieredTopK 48×4 + 278 cold + 4200 rec",
+        "TieredTopK 64×4 + 400 cold + 2700 rec",
         0.98,
-        5.9e-3,
+        6.7e-3,
     ),
 ];
 
@@ -811,20 +816,19 @@ fn topk_classes_confirmation() {
     }
 }
 
-/// `TieredTopK` at sizes and K it was not tuned for (printed, not asserted; one run,
-/// seed 7 — outside the table's seeds 1–3 and the confirmation's 4–6 — at the table's
-/// scale, 10⁷ packets over 10⁶ flows): the 4 KiB layout `<24, 139, 2100>` and
-/// HeavyGuardian 85×4, d = 2 (4 KiB) reporting the top 50; the 8 KiB layout
-/// reporting the top 50; the 16 KiB layout `<96, 556, 8400>` reporting the top 200.
-/// The figures `crates/loxo-cms/README.md` prints under "Other sizes and K":
+/// `TieredTopK` at other sizes and K on these classes (printed, not asserted; one
+/// run, seed 7, at the table's scale, 10⁷ packets over 10⁶ flows): the 4 KiB layout
+/// `<32, 200, 1340>` and HeavyGuardian 85×4, d = 2 (4 KiB) reporting the top 50; the
+/// 8 KiB layout reporting the top 50; the 16 KiB layout `<128, 800, 5420>` reporting
+/// the top 200. A diagnostic: the sizes' claims are `topk_family.rs`'s:
 ///
 /// `cargo test --release -p loxo-tests --test topk_classes -- --ignored --nocapture other_sizes`
 #[test]
 #[ignore = "other sizes and K, printed only"]
 fn topk_classes_other_sizes() {
-    type Tt4 = TieredTopK<24, 139, 2100, u64>;
+    type Tt4 = TieredTopK<32, 200, 1340, u64>;
     type Hg4 = HeavyGuardian<85, 2, 4, u64>;
-    type Tt16 = TieredTopK<96, 556, 8400, u64>;
+    type Tt16 = TieredTopK<128, 800, 5420, u64>;
     const COLUMNS: [&str; 4] = [
         "TieredTopK 4 KiB, top 50",
         "HeavyGuardian 85×4 d = 2 (4 KiB), top 50",

@@ -14,8 +14,9 @@
 //!   `RandomState`); `topk_update/prehashed` repeats loxo's three with precomputed
 //!   digests, plus the two 8 KiB summaries of the hard-stream evaluation
 //!   (`tests/tests/topk_classes.rs`): `HeavyKeeper<272, 2, 100, u64, 160>`,
-//!   `HeavyGuardian<170, 2, 4, u64>` and `TieredTopK<48, 278, 4200, u64>` (also keyed in
-//!   `topk_update`).
+//!   `HeavyGuardian<170, 2, 4, u64>` and `TieredTopK<64, 400, 2700, u64>`, with
+//!   `TieredTopK<48, 278, 4200, u64>`, the layout before issue 30, beside it (also
+//!   keyed in `topk_update`).
 //!
 //! Run: `cargo bench -p loxo-bench --bench cms -- --warm-up-time 1 --measurement-time 3`.
 //! After criterion's report a table of medians and loxo ÷ fastest-peer ratios is
@@ -134,8 +135,10 @@ fn topk(c: &mut Criterion, keys: &[u64]) {
     bench_topk(c, "loxo HeavyKeeper 272x2 b1.6", &mut *hk2, keys, &pairs);
     let mut hg = Box::new(HeavyGuardian::<170, 2, 4, u64>::new(1));
     bench_topk(c, "loxo HeavyGuardian 170x2x4", &mut *hg, keys, &pairs);
-    let mut tt = Box::new(TieredTopK::<48, 278, 4200, u64>::new(1));
-    bench_topk(c, "loxo TieredTopK 48x4+278+4200", &mut *tt, keys, &pairs);
+    let mut tt = Box::new(TieredTopK::<64, 400, 2700, u64>::new(1));
+    bench_topk(c, "loxo TieredTopK 64x4+400+2700", &mut *tt, keys, &pairs);
+    let mut tt0 = Box::new(TieredTopK::<48, 278, 4200, u64>::new(1));
+    bench_topk(c, "loxo TieredTopK 48x4+278+4200", &mut *tt0, keys, &pairs);
     let mut ss = Box::new(SpaceSaving::<u64, 215>::new());
     bench_topk(c, "loxo Space-Saving", &mut *ss, keys, &pairs);
     let mut ct = Box::new(CmsTopK::<268, 4, 100, u64>::new(SEED));
@@ -173,6 +176,7 @@ fn print_table() {
                 "loxo HeavyKeeper",
                 "loxo HeavyKeeper 272x2 b1.6",
                 "loxo HeavyGuardian 170x2x4",
+                "loxo TieredTopK 64x4+400+2700",
                 "loxo TieredTopK 48x4+278+4200",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
@@ -185,6 +189,7 @@ fn print_table() {
                 "loxo HeavyKeeper",
                 "loxo HeavyKeeper 272x2 b1.6",
                 "loxo HeavyGuardian 170x2x4",
+                "loxo TieredTopK 64x4+400+2700",
                 "loxo TieredTopK 48x4+278+4200",
                 "loxo Space-Saving",
                 "loxo CMS-CU + heap",
