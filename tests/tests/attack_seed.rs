@@ -13,23 +13,24 @@
 //! test keeps the old value as the attacker's known seed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use loxo_core::{RowHashes, Seed};
-use loxo_flow::{Config, FlowMonitor, Report, SKETCH_D, SKETCH_W};
+use loxo_core::Seed;
+use loxo_flow::{Config, FlowMonitor, FlowSketch, Report, SKETCH_D};
 use loxo_tests::traffic::{self, Flow};
 
 /// The seed the attacker knows: the value of the public default seed that was removed.
 const PUBLIC_SEED: Seed = Seed::new(0x6c6f_786f, 0x666c_6f77);
 
-/// Columns of `flow` in the other-measure sketch under `seed`.
-fn cols(flow: &Flow, seed: Seed) -> [u32; SKETCH_D] {
-    let h = flow.key().hash_with(&seed);
-    let rows = RowHashes::<SKETCH_D>::new(seed);
-    core::array::from_fn(|r| rows.get(r).unwrap().index(h, SKETCH_W as u32))
+/// Columns of `flow` in the monitor's sketch under `seed` (`FlowSketch::columns`: its
+/// rows are slices of the flow's digest, which the seed keys; `sketch` is an empty
+/// `FlowSketch` of that seed).
+fn cols(flow: &Flow, seed: Seed, sketch: &FlowSketch) -> [usize; SKETCH_D] {
+    sketch.columns(flow.key().hash_with(&seed))
 }
 
 /// For each row, the first flow id (from `start`) sharing the victim's cell there.
 fn craft(victim: &Flow, seed: Seed) -> (Vec<Flow>, u64) {
-    let target = cols(victim, seed);
+    let sketch = Box::new(FlowSketch::new(seed));
+    let target = cols(victim, seed, &sketch);
     let mut tried = 0u64;
     let flows = (0..SKETCH_D)
         .map(|r| {
@@ -38,7 +39,7 @@ fn craft(victim: &Flow, seed: Seed) -> (Vec<Flow>, u64) {
                     tried += 1;
                     Flow::regular(id + r as u64 * (1 << 30), 1)
                 })
-                .find(|f| cols(f, seed)[r] == target[r])
+                .find(|f| cols(f, seed, &sketch)[r] == target[r])
                 .unwrap()
         })
         .collect();

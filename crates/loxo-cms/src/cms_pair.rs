@@ -124,6 +124,22 @@ impl<const W: usize, const D: usize> CmsPair<W, D> {
         && (W as u64) << Self::SLICE_BITS <= 1 << 32
         && (W as u64) << 10 <= 1 << Self::SLICE_BITS;
 
+    /// The cell digest `h` takes in each row (sliced rows or row functions, see the
+    /// type's docs) — what anyone who knows the seed can compute, which is why the
+    /// seed must be secret (`tests/tests/attack_seed.rs` crafts colliding keys with it).
+    ///
+    /// ```
+    /// use loxo_cms::CmsPair;
+    /// use loxo_core::Seed;
+    /// let s = CmsPair::<848, 3>::new(Seed::new(1, 2));
+    /// let h = Seed::new(1, 2).hash(b"flow");
+    /// assert!(s.columns(h).iter().all(|&c| c < 848));
+    /// ```
+    #[must_use]
+    pub fn columns(&self, h: KeyHash) -> [usize; D] {
+        core::array::from_fn(|i| self.index(i, h))
+    }
+
     /// Row `i`'s cell of digest `h`.
     #[inline(always)]
     fn index(&self, i: usize, h: KeyHash) -> usize {

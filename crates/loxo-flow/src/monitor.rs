@@ -144,10 +144,10 @@ const ETHERTYPE_AT: usize = 12;
 ///
 /// # Memory and cost
 ///
-/// `N·71 + 8` (candidates and their map of admitted digests) + 19.9 KiB
-/// (the flow sketch) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 550 bytes; the default
-/// is reported by [`FlowMonitor::memory_bytes`]: 65 120 bytes ≤ 64 KiB (pinned by a
-/// test), 56 032 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
+/// `N·72 + 8` (candidates and their map of admitted digests) + 19.9 KiB
+/// (the flow sketch) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 360 bytes; the default
+/// is reported by [`FlowMonitor::memory_bytes`]: 65 192 bytes ≤ 64 KiB (pinned by a
+/// test), 55 976 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
 /// Per frame: one parse, one HalfSipHash-1-3 of the 13/37-byte key (from a
 /// precomputed [`HalfSipKey`]: 32-bit rounds, see its docs for the seed's secrecy),
 /// one 3-row update of the flow sketch (both measures), and a bit of the map of digests admitted
@@ -188,10 +188,10 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     /// Elephant candidates by the ranking measure.
     top: SpaceSaving<FlowKey, N>,
     /// Which candidates were admitted this epoch, as bits `admitted_bit(digest)`
-    /// (8·N bits; cleared with the candidates): a flow whose bit is clear was
+    /// (16·N bits; cleared with the candidates): a flow whose bit is clear was
     /// never a candidate, and its frame skips the candidates' index probe. Only with
     /// [`EpochPolicy::Reset`].
-    admitted: [u8; N],
+    admitted: [AdmitWord; N],
     /// Count-Min sketch of both measures (`[ranked, other]` cells).
     sketch: FlowSketch,
     /// With [`EpochPolicy::Halve`], the other measure's total the sketch carries
@@ -993,13 +993,24 @@ fn gate(
 }
 
 /// The word and bit of a flow digest in [`FlowMonitor`]'s bitmap of admitted
-/// candidates (`8·N` bits, indexed by the digest's low half: the candidates' index
-/// and the new-flow filter's block take the high half).
+/// candidates (`16·N` bits, indexed by the digest's low half: the candidates' index
+/// and the new-flow filter's block take the high half). Evicted candidates keep
+/// their bits until the epoch ends, so the map fills with the epoch's admissions:
+/// at 8·N bits a firmware flood epoch (≈ 700 admissions at `N` = 128) ended with half
+/// its bits set and half its frames probing the candidates' index for nothing;
+/// 16·N bits took 6–9 instructions off every flood class's mean per frame
+/// (`firmware_cost_classes`) for `N` bytes (32·N bits took 6 more, but the host's
+/// default `N` = 256 would leave 64 KiB).
 #[inline(always)]
-fn admitted_bit<const N: usize>(h: loxo_core::KeyHash) -> (usize, u8) {
-    let b = loxo_core::reduce(h.get() << 32, (8 * N) as u32) as usize;
-    (b / 8, 1 << (b % 8))
+fn admitted_bit<const N: usize>(h: loxo_core::KeyHash) -> (usize, AdmitWord) {
+    let b = loxo_core::reduce(h.get() << 32, (ADMIT_BITS * N) as u32) as usize;
+    (b / ADMIT_BITS, 1 << (b % ADMIT_BITS))
 }
+
+/// A word of the map of admitted candidates ([`admitted_bit`]).
+type AdmitWord = u16;
+/// Bits in an [`AdmitWord`].
+const ADMIT_BITS: usize = AdmitWord::BITS as usize;
 
 /// `⌈x⌉` of a non-negative bound, saturating.
 fn ceil(x: f64) -> u64 {
