@@ -116,35 +116,43 @@
 //! | 50 000 frames, Zipf 1.0 (63 % new) | 3.7× | 0.27 % | 0.83 % | 0.82 % |
 //! | 50 000 frames, 90 % flood | 11.9× | 0.74 % | 0.88 % | 0.88 % |
 //! | 50 000 frames, 10× uniform (95 % new) | 12.2× | 0.74 % | 0.95 % | 0.95 % |
-//! | 500 000 frames, 90 % flood | 115× | 0.65 % | 2.29 % | 0.89 % |
+//! | 500 000 frames, 90 % flood | 115× | 0.68 % | 0.88 % | 0.89 % |
 //! | 500 000 frames, Zipf 1.0 (30 % new) | 15.5× | 0.74 % | 5.14 % | 2.07 % |
-//! | 10⁶ frames, 90 % flood | 229× | 0.75 % | 2.98 % | 0.89 % |
+//! | 10⁶ frames, 90 % flood | 229× | 0.67 % | 0.88 % | 0.89 % |
 //! | 10⁶ frames, Zipf 1.0 (17 % new) | 20× | 0.77 % | 8.22 % | 3.34 % |
 //!
 //! (Before the flood's level, [`FLOOD_LEVEL`]: the 16 384-frame flood 0.28, 0.67 and
 //! 0.68 %, the 50 000-frame flood and 10× uniform epochs' second 2.74 and 2.84 %,
-//! the 500 000- and 10⁶-frame floods' second 3.65 and 4.40 %.
+//! the 500 000- and 10⁶-frame floods' second 3.65 and 4.40 % — 2.29 and 2.98 % with
+//! `FLOOD_LEVEL` alone, before the flood planned from its pace.
 //! Before the regression and the plan, all epochs: 0.69, 0.35, 0.84, 3.25, 3.27,
 //! 4.07, 5.38, 4.71 and 8.73 %.) So the figure is **within 5 % at 4σ** in every epoch
 //! up to about 4× the design load, in every epoch of a flood (most frames first
-//! frames) up to 12× the design flows, and from a fresh monitor and in steady
-//! overload at any load where most flows are new (σ ≤ 1.05 %, bounds chosen on
-//! tuning seeds). Two cases stay above:
+//! frames) whose epoch length is configured, up to 229× the design flows, and from a
+//! fresh monitor and in steady overload at any load where most flows are new (σ ≤
+//! 1.05 %, bounds chosen on tuning seeds). Two cases stay above:
 //!
-//! * **The second epoch of a long overload that began unplanned** (a fresh monitor,
-//!   or a flood after quiet traffic, in epochs of 500 000 frames and more): its
-//!   `before` is the first epoch's filter, which filed the flows of its levels up to
-//!   each trigger, `p = 0.5 + 0.05·s`, and ends at `p_B` 0.66–0.86 holding flows of
-//!   lower levels than the second epoch can count. A sampled new flow then reads
-//!   "old" with probability `p_B`, and among `n` sampled flows the share of new ones
-//!   is known to `√(q(g − q)/n)`, `g = 1/(1 − p_B)` ≈ 3–7. A flood's level from the
-//!   design load on ([`FLOOD_LEVEL`], one flow in 16) keeps a 50 000-frame flood's
-//!   first filter far below its trigger (the second epoch's σ 2.8 → 0.9 %); 115–229×
-//!   the design flows still reach the triggers (3.7–4.5 → 2.4–3.0 %). A lower first trigger also helps, at
-//!   the price of the HT count of 4× ordinary epochs (on `monitor_stress`'s tuning
-//!   seeds 1 000–1 009, a first trigger at 0.2, planning from 12 000 flows, brought
-//!   the second 12× epochs to 1.74–1.79 %, but the second 50 000-frame Zipf epoch to
-//!   1.85 % and the later ones to 1.04 %, from 0.84 %).
+//! * **The second epoch of a long overload that began unplanned, in epochs closed by
+//!   time** (a fresh monitor, or a flood after quiet traffic, with no configured
+//!   epoch length, at 500 000 frames and more): its `before` is the first epoch's
+//!   filter, which filed the flows of its levels up to each trigger, `p = 0.5 +
+//!   0.05·s`, and ends at `p_B` 0.66–0.86 holding flows of lower levels than the
+//!   second epoch can count. A sampled new flow then reads "old" with probability
+//!   `p_B`, and among `n` sampled flows the share of new ones is known to `√(q(g −
+//!   q)/n)`, `g = 1/(1 − p_B)` ≈ 3–7. A flood's level from the design load on
+//!   ([`FLOOD_LEVEL`], one flow in 16) keeps a 50 000-frame flood's first filter far
+//!   below its trigger (the second epoch's σ 2.8 → 0.9 %); 115–229× the design flows
+//!   still reach the triggers (3.7–4.5 → 2.4–3.0 %) unless the flood also plans from
+//!   its pace: with the epoch's length configured (`Config::epoch_packets`, as
+//!   `loxo top --epoch` and the firmware set it) the flows it will hold at this pace
+//!   give the level (`plan` of the projection), and the second epochs' σ is 0.88 %
+//!   (held out). Ordinary traffic is not projected: it finds new flows ever more
+//!   slowly, and projected it sampled too much (tuning seeds: the 50 000-frame Zipf
+//!   epochs 0.84 → 1.41 %, the 10⁶-frame ones 3.5 → 6.6 %). A lower first trigger
+//!   also helps, at the price of the HT count of 4× ordinary epochs (on
+//!   `monitor_stress`'s tuning seeds 1 000–1 009, a first trigger at 0.2, planning
+//!   from 12 000 flows, brought the second 12× epochs to 1.74–1.79 %, but the second
+//!   50 000-frame Zipf epoch to 1.85 % and the later ones to 1.04 %, from 0.84 %).
 //! * **Steady epochs where few flows are new** (Zipf over 10⁵ flows, 500 000 and 10⁶
 //!   frames: `q` 0.30 and 0.17): the regression removes the error shared with `Â`,
 //!   not the sampling error of the share `q` itself, `√((g − q)/(q·n))` of the new
@@ -403,6 +411,9 @@ pub(super) struct NewFlows {
     /// The level this epoch files from once past the design load, planned from the
     /// last epoch's distinct flows ([`plan`]; 0: no plan).
     plan: u8,
+    /// The configured epoch length in frames (0: epochs closed by time), which lets a
+    /// flood project its epoch's flows ([`first_frame`](Self::first_frame)).
+    epoch_frames: u32,
     /// The salt of this epoch's filter's digests (one of the two [`SALTS`],
     /// alternating; the last epoch's is the other, `salt.rotate_left(32)`).
     salt: u64,
@@ -418,8 +429,9 @@ pub(super) struct NewFlowFigures {
 }
 
 impl NewFlows {
-    pub(super) const fn new(seed: loxo_core::Seed) -> Self {
+    pub(super) const fn new(seed: loxo_core::Seed, epoch_frames: u32) -> Self {
         Self {
+            epoch_frames,
             seen: NewFlowFilter::new(seed),
             before: NewFlowFilter::new(seed),
             rate_sum: 0,
@@ -502,8 +514,18 @@ impl NewFlows {
             // from the planned level on (see `plan`), so that the filter ends this
             // epoch holding mostly flows of the level the next epoch counts, at a
             // low false-positive rate. In a flood, from `FLOOD_LEVEL` at least.
+            // A flood also plans from its own pace: the flows its epoch will hold if
+            // it goes on as it began, when the epoch's length is known (`plan`, so
+            // that the filter ends this epoch, too, near the flows the plan aims
+            // at). Ordinary traffic finds new flows ever more slowly; projected,
+            // it would sample too much (the 50 000-frame Zipf epochs' σ went 0.84
+            // → 1.41 % on the tuning seeds, the 10⁶-frame ones' 3.5 → 6.6 %).
             let plan = if is_flood(frames, self.taken) {
-                self.plan.max(FLOOD_LEVEL)
+                let projected = match u64::from(self.epoch_frames) {
+                    0 => 0,
+                    e => e.saturating_mul(u64::from(self.taken)) / frames.max(1),
+                };
+                self.plan.max(FLOOD_LEVEL).max(plan(projected as f64))
             } else {
                 self.plan
             };
@@ -655,7 +677,7 @@ mod tests {
 
     #[test]
     fn the_followed_rate_is_the_filters_exact_rate() {
-        let mut n = NewFlows::new(Seed::new(3, 4));
+        let mut n = NewFlows::new(Seed::new(3, 4), 0);
         let cap = u64::from(NEW_FLOW_CAPACITY);
         let mut inserted = 0;
         for load in [1, 2, 3, 5] {
@@ -684,7 +706,7 @@ mod tests {
     /// binomial error (with XOR salts it was 4–7 % above: 6–10σ here).
     #[test]
     fn the_two_filters_false_positives_are_independent() {
-        let mut n = NewFlows::new(Seed::new(7, 8));
+        let mut n = NewFlows::new(Seed::new(7, 8), 0);
         for epoch in 0..3u64 {
             // 15 000 flows an epoch (level 0, rates ≈ 0.3), half of them the last
             // epoch's.
@@ -725,7 +747,7 @@ mod tests {
     /// error: `monitor_stress` checks that part).
     /// With `flood`, every flow has one frame: each epoch is a flood ([`FLOOD_LEVEL`]).
     fn trial(t: u64, before: u64, old: u64, new: u64, flood: bool) -> (f64, f64) {
-        let mut n = NewFlows::new(Seed::new(5, 6));
+        let mut n = NewFlows::new(Seed::new(5, 6), 0);
         // The epoch's frames so far: one per flow in a flood.
         let frames = |k: u64| if flood { k + 1 } else { ORDINARY };
         for e in 0..2 {
@@ -776,7 +798,7 @@ mod tests {
     fn a_flood_files_from_the_flood_level_past_the_design_load() {
         let cap = u64::from(NEW_FLOW_CAPACITY);
         for (per_flow, level) in [(1, FLOOD_LEVEL), (2, 0), (3, 0)] {
-            let mut n = NewFlows::new(Seed::new(7, 8));
+            let mut n = NewFlows::new(Seed::new(7, 8), 0);
             let mut frames = 0;
             for i in 0..2 * cap {
                 for _ in 0..per_flow {
@@ -789,6 +811,30 @@ mod tests {
             }
             assert_eq!(n.level, level, "{per_flow} frames per flow");
             assert!(n.overloaded());
+        }
+    }
+
+    /// With its epoch's length known, a flood past the design load also plans from its
+    /// pace: 500 000 frames of first frames project 500 000 flows, level 6 (`plan`:
+    /// 500 000/2⁶ ≤ 8 000); without it, `FLOOD_LEVEL`; ordinary traffic never projects.
+    #[test]
+    fn a_flood_of_known_length_plans_from_its_pace() {
+        let cap = u64::from(NEW_FLOW_CAPACITY);
+        for (epoch, per_flow, level) in [
+            (500_000, 1, 6),
+            (0, 1, FLOOD_LEVEL),
+            (16_384, 1, FLOOD_LEVEL),
+            (500_000, 3, 0),
+        ] {
+            let mut n = NewFlows::new(Seed::new(7, 8), epoch);
+            let mut frames = 0;
+            for i in 0..2 * cap {
+                for _ in 0..per_flow {
+                    frames += 1;
+                    n.observe(digest(12, i), frames);
+                }
+            }
+            assert_eq!(n.level, level, "epoch {epoch}, {per_flow} frames per flow");
         }
     }
 
