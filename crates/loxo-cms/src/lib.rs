@@ -76,7 +76,7 @@ pub use cms::{Cms, CmsCu, Conservative, Counter, Plain, UpdateRule};
 pub use cms_pair::CmsPair;
 pub use count_sketch::CountSketch;
 pub use entry::Entry;
-pub use heap::Slot;
+pub use heap::{Slot, MAX_COUNT};
 pub use heavy_guardian::HeavyGuardian;
 pub use heavy_keeper::{HeavyKeeper, DECAY_BASE, DECAY_BASE_PERCENT};
 /// The key encoding of the top-k summaries' frames (defined in `loxo-core`, shared

@@ -32,8 +32,9 @@ use crate::topk::TopK;
 /// # Memory
 ///
 /// `N·(size_of::<Slot<K>>() + 14) + 8` bytes: `N` slots (key, error, hash tag and
-/// bookkeeping), `N` heap entries (count, slot: 10 bytes) and a `2N`-cell `u16` index.
-/// `SpaceSaving<u64, 215>` is 8 192 bytes; with a 40-byte key each slot is 56 bytes.
+/// index cell), `N` heap entries (count and slot packed in 8 bytes), `N` heap
+/// positions and a `2N`-cell `u16` index. `SpaceSaving<u64, 215>` is 8 192 bytes;
+/// with a 40-byte key each slot is 56 bytes.
 ///
 /// # Cost
 ///
@@ -112,7 +113,7 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
             }
             Err(_) if !self.heap.is_full() => self.heap.push(*key, hash, weight, 0),
             Err(vacancy) => {
-                let m = self.heap.min_count().unwrap_or(0);
+                let m = self.heap.min_held();
                 if upper > m {
                     let count = upper.min(m.saturating_add(weight));
                     let error = count.saturating_sub(weight);
@@ -156,7 +157,7 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         self.total = self.total.saturating_add(weight);
         let full = self.heap.is_full();
         let m = if full {
-            let m = self.heap.min_count().unwrap_or(0);
+            let m = self.heap.min_held();
             if upper <= m {
                 return false;
             }
@@ -221,7 +222,7 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
                 }
                 self.total = self.total.saturating_add(weight);
                 if self.heap.is_full() {
-                    let m = self.heap.min_count().unwrap_or(0);
+                    let m = self.heap.min_held();
                     if upper > m {
                         let count = upper.min(m.saturating_add(weight));
                         let error = count.saturating_sub(weight);
