@@ -211,72 +211,118 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.find_or_vacancy(key, h).ok()
     }
 
-    /// `Ok(slot)` of `key` if monitored, else `Err(cell)`: the free index cell where
-    /// its probe stopped, which [`replace_min_at`](Self::replace_min_at) can fill
+    /// How far index cell `p` is from `tag`'s home cell (cyclically).
+    #[inline(always)]
+    fn dist(p: usize, tag: u32) -> usize {
+        let h = Self::home(tag);
+        if p >= h {
+            p - h
+        } else {
+            p + Self::CELLS - h
+        }
+    }
+
+    /// `Ok(slot)` of `key` if monitored, else `Err(cell)`: the index cell where its
+    /// probe stopped — where [`replace_min_at`](Self::replace_min_at) inserts it
     /// without probing again.
+    ///
+    /// The index keeps **Robin Hood order**: along every run of occupied cells the
+    /// keys' home cells never decrease (cyclically), so a probe for an absent key
+    /// stops at the first key whose home lies past its own (that key is nearer its
+    /// home than the probe is to its own) instead of at the run's end. With `N` keys
+    /// in `2N` cells that cut an absent key's probe from 2.5 cells on average (p99 12,
+    /// p99.9 19: a Python model of the table) to 1.7 (p99 5, p99.9 6) — a Cortex-M4
+    /// frame that probed for an evicted candidate's flow spent up to 413 instructions
+    /// in the probe.
     #[inline]
     pub(crate) fn find_or_vacancy(&self, key: &K, h: KeyHash) -> Result<usize, usize> {
         let tag = tag_of(h);
         let mut p = Self::home(tag);
-        for _ in 0..Self::CELLS {
+        for d in 0..Self::CELLS {
             let v = self.cell(p) as usize;
             let Some(s) = v.checked_sub(1).and_then(|i| self.slots.get(i)) else {
                 return Err(p);
             };
-            if s.tag == tag && s.key == *key {
-                return Ok(v - 1);
+            if s.tag == tag {
+                if s.key == *key {
+                    return Ok(v - 1);
+                }
+            } else if Self::dist(p, s.tag) < d {
+                return Err(p);
             }
             p = Self::next(p);
         }
         Err(p)
     }
 
-    /// Points a free index cell for `tag` at slot `id`; returns the cell.
-    fn index_insert(&mut self, tag: u32, id: usize) -> u16 {
-        let mut p = Self::home(tag);
+    /// Points index cell `p` — where a probe for slot `id`'s key stopped — at slot
+    /// `id`, moving the keys from `p` to the run's end one cell on (their order, and
+    /// so Robin Hood order, kept). A cell at `watch` moves without re-pointing its
+    /// slot (the evicted key's, whose slot `id` already is); returns where it went.
+    fn index_insert_at(&mut self, p: usize, id: usize, watch: usize) -> usize {
+        let mut carry = self.cell(p);
+        self.set_cell(p, (id + 1) as u16);
+        if let Some(s) = self.slots.get_mut(id) {
+            s.cell = p as u16;
+        }
+        let (mut from, mut watched) = (p, watch);
         for _ in 0..Self::CELLS {
-            if self.cell(p) == 0 {
+            if carry == 0 {
                 break;
             }
-            p = Self::next(p);
+            let q = Self::next(from);
+            let v = self.cell(q);
+            self.set_cell(q, carry);
+            if from == watch {
+                watched = q;
+            } else if let Some(s) = (carry as usize)
+                .checked_sub(1)
+                .and_then(|i| self.slots.get_mut(i))
+            {
+                s.cell = q as u16;
+            }
+            (carry, from) = (v, q);
         }
-        // Load ≤ ½ guarantees a free cell was found.
-        self.set_cell(p, (id + 1) as u16);
-        p as u16
+        watched
     }
 
-    /// Frees index cell `p` and shifts the rest of its probe run back (Knuth's
-    /// algorithm R), so lookups never need tombstones.
+    /// Indexes slot `id` under `tag` (its key absent, a free cell certain: load ≤ ½).
+    fn index_insert(&mut self, tag: u32, id: usize) {
+        let mut p = Self::home(tag);
+        for d in 0..Self::CELLS {
+            let v = self.cell(p) as usize;
+            match v.checked_sub(1).and_then(|i| self.slots.get(i)) {
+                Some(s) if Self::dist(p, s.tag) >= d => p = Self::next(p),
+                _ => break,
+            }
+        }
+        self.index_insert_at(p, id, usize::MAX);
+    }
+
+    /// Frees index cell `p` and moves the rest of its run back one cell until a key
+    /// at its home or a free cell (Robin Hood backward shift: no tombstones, the
+    /// order kept).
     fn index_remove(&mut self, p: usize) {
         let mut hole = p;
-        self.set_cell(hole, 0);
-        let mut j = hole;
         for _ in 0..Self::CELLS {
-            j = Self::next(j);
+            let j = Self::next(hole);
             let v = self.cell(j);
-            let Some(s) = (v as usize).checked_sub(1).and_then(|i| self.slots.get(i)) else {
+            let Some(s) = (v as usize)
+                .checked_sub(1)
+                .and_then(|i| self.slots.get_mut(i))
+            else {
                 break;
             };
-            let k = Self::home(s.tag);
-            // Move the entry at j into the hole unless its home lies cyclically in
-            // (hole, j]: then its probe run never passed the hole.
-            let stays = if hole <= j {
-                hole < k && k <= j
-            } else {
-                hole < k || k <= j
-            };
-            if !stays {
-                self.set_cell(hole, v);
-                if let Some(s) = self.slots.get_mut(v as usize - 1) {
-                    s.cell = hole as u16;
-                }
-                self.set_cell(j, 0);
-                hole = j;
+            if Self::home(s.tag) == j {
+                break;
             }
+            s.cell = hole as u16;
+            self.set_cell(hole, v);
+            hole = j;
         }
+        self.set_cell(hole, 0);
     }
 
-    /// The packed entry at heap position `i` (past the end: above every entry).
     #[inline(always)]
     fn at(&self, i: usize) -> u64 {
         self.heap.get(i).copied().unwrap_or(u64::MAX)
@@ -372,17 +418,18 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         }
         let id = self.slots.len();
         let tag = tag_of(h);
-        let cell = self.index_insert(tag, id);
+        // The slot first: the index's moves re-point slots, this one's included.
         if self
             .slots
             .push(Slot {
                 key,
                 error,
                 tag,
-                cell,
+                cell: 0,
             })
             .is_ok()
         {
+            self.index_insert(tag, id);
             self.place(id, pack(count, id as u16));
             self.sift_up(id);
         }
@@ -407,24 +454,25 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         error: u64,
     ) {
         let id = self.heap.first().map_or(0, |&e| id_of(e));
-        if self.slots.is_empty() || self.cell(vacancy) != 0 {
+        if self.slots.is_empty() {
             return;
         }
         let Some(s) = self.slots.get_mut(id as usize) else {
             return;
         };
         let old_cell = s.cell;
-        // The new key takes the vacancy first (load ≤ (N + 1)/2N for a moment), then
-        // the old key's cell is freed: the backward shift may move the new key's cell
-        // and re-points the slot, which already holds the new tag.
+        // The new key takes its place in the index first (load ≤ (N + 1)/2N for a
+        // moment), moving the evicted key's cell along if it lies past it; then that
+        // cell is freed: the backward shift may move the new key's cell and
+        // re-points the slot, which already holds the new tag.
         *s = Slot {
             key,
             error,
             tag: tag_of(h),
             cell: vacancy as u16,
         };
-        self.set_cell(vacancy, id + 1);
-        self.index_remove(old_cell as usize);
+        let old_cell = self.index_insert_at(vacancy, id as usize, old_cell as usize);
+        self.index_remove(old_cell);
         if let Some(e) = self.heap.first_mut() {
             *e = pack(count, id);
         }
@@ -650,6 +698,18 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             if v != 0 {
                 used += 1;
                 assert_eq!(self.slots[v - 1].cell as usize, p, "back pointer");
+                // Robin Hood order: a key off its home follows an occupied cell whose
+                // key is at least as far from its own home, less one.
+                let d = Self::dist(p, self.slots[v - 1].tag);
+                if d > 0 {
+                    let q = (p + Self::CELLS - 1) % Self::CELLS;
+                    let u = self.cell(q) as usize;
+                    assert!(u != 0, "run unbroken");
+                    assert!(
+                        Self::dist(q, self.slots[u - 1].tag) + 1 >= d,
+                        "Robin Hood order"
+                    );
+                }
                 let h = KeyHash::from_u64((self.slots[v - 1].tag as u64) << 32);
                 assert_eq!(
                     self.find(&self.slots[v - 1].key, h),
@@ -673,13 +733,20 @@ mod tests {
 
     #[test]
     fn random_operations_keep_invariants() {
-        let mut heap = KeyHeap::<u64, 13>::new();
+        random_operations::<13>(40, 20_000);
+        // The monitor's size, keys churning through a full index (Robin Hood order,
+        // back pointers and every key findable after each operation).
+        random_operations::<128>(400, 6_000);
+    }
+
+    fn random_operations<const N: usize>(keys: u64, steps: u64) {
+        let mut heap = KeyHeap::<u64, N>::new();
         let mut x = 1u64;
-        for step in 0..20_000u64 {
+        for step in 0..steps {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let key = x % 40;
+            let key = x % keys;
             match heap.find(&key, h(key)) {
                 Some(p) => {
                     let c = heap.count(p);
