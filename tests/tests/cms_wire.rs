@@ -683,7 +683,8 @@ fn space_saving_frames_keep_the_minimum_count_guarantee() {
         "Space-Saving's counts add up to the total"
     );
     // Real summaries always decode: halved (counts and total rounded down apart),
-    // and with counts saturated at u64::MAX.
+    // with counts saturated at `MAX_COUNT` (2⁴⁸ − 1) and the total at u64::MAX, and
+    // with one count saturated under a total that is not.
     let mut aged = ss.clone();
     for round in 0..5u64 {
         aged.halve();
@@ -696,7 +697,15 @@ fn space_saving_frames_keep_the_minimum_count_guarantee() {
         huge.update(&k, SEED.hash(&k.to_le_bytes()), u64::MAX / 3);
     }
     assert_eq!(huge.total(), u64::MAX);
-    for s in [&aged, &huge] {
+    let mut big = ss.clone();
+    let k = 99u32;
+    big.update(&k, SEED.hash(&k.to_le_bytes()), 1_000_000_000_000_000);
+    let e = big.entry(&k, SEED.hash(&k.to_le_bytes())).unwrap();
+    // Saturated: counted as MAX_COUNT (the counts still add up to ≤ the total), the
+    // upper bound unknown, the lower bound true.
+    assert_eq!((e.count, e.upper), (loxo_cms::MAX_COUNT, Some(u64::MAX)));
+    assert!(e.lower.unwrap() <= 1_000_000_000_000_000);
+    for s in [&aged, &huge, &big] {
         let bytes = plain(s, s.encoded_len(), |f, b| f.encode_into(&SEED, b).unwrap());
         let mut back = SpaceSaving::<u32, 6>::new();
         back.decode_into(&SEED, &bytes).unwrap();

@@ -64,7 +64,7 @@ const P999_PINS: [(&str, u64); 14] = [
     ("min-size", 1_400 + 80),
     ("ipv6-ext", 1_720 + 80),
     ("vlan-qinq", 1_600 + 80),
-    ("fragments", 1_480 + 80),
+    ("fragments", 1_440 + 80),
     ("hscan", 1_680 + 80),
     ("vscan", 1_600 + 80),
     ("ddos-v4", 1_520 + 80),

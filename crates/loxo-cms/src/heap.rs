@@ -14,10 +14,10 @@
 //! 515 to 422 instructions, its sift from 351 to 251.
 //!
 //! Counts are held in 48 bits: a count reaching [`MAX_COUNT`] stays there and means
-//! "at least `MAX_COUNT`". Such a count is reported (and encoded) as `u64::MAX`, the
-//! saturated value of the wider counts the wire format carries, with the upper bound
-//! `u64::MAX` and a lower bound from `MAX_COUNT`: every bound stays true. Decoding
-//! maps a wire count ≥ `MAX_COUNT` to the saturated count.
+//! "at least `MAX_COUNT`". Such a count is reported and encoded as `MAX_COUNT` (so
+//! the counts still add up to no more than the total, which decoding checks), with
+//! the upper bound `u64::MAX` and the lower bound `MAX_COUNT − error`: every bound
+//! stays true. Decoding maps a wire count ≥ `MAX_COUNT` to the saturated count.
 //!
 //! The index is an open-addressing table of `2N` `u16` cells (linear probing, load
 //! ≤ ½, backward-shift deletion) holding `slot + 1`, which a sift never touches.
@@ -56,10 +56,17 @@ fn pack(count: u64, id: u16) -> u64 {
     count.min(MAX_COUNT) << 16 | u64::from(id)
 }
 
-/// The count of a packed entry, as reported: `u64::MAX` when saturated.
+/// The count of a packed entry (`MAX_COUNT` when saturated).
 #[inline(always)]
-fn wide(e: u64) -> u64 {
-    let c = e >> 16;
+fn count_of(e: u64) -> u64 {
+    e >> 16
+}
+
+/// The upper bound of a packed entry's count: the count, or `u64::MAX` when
+/// saturated.
+#[inline(always)]
+fn upper_of(e: u64) -> u64 {
+    let c = count_of(e);
     if c >= MAX_COUNT {
         u64::MAX
     } else {
@@ -74,16 +81,15 @@ fn id_of(e: u64) -> u16 {
 }
 
 /// Space-Saving's bounds on a count: `count − error ≤ f ≤ count`; the other summaries
-/// replace the bounds they do not have. A saturated count (`e`'s 48 bits at
-/// [`MAX_COUNT`]) reports `u64::MAX` as its count and upper bound, and its lower bound
-/// from `MAX_COUNT`.
+/// replace the bounds they do not have. A saturated count ([`MAX_COUNT`]) has the
+/// upper bound `u64::MAX`.
 fn entry<K: Copy>(s: &Slot<K>, e: u64) -> Entry<K> {
-    let count = wide(e);
+    let count = count_of(e);
     Entry {
         key: s.key,
         count,
-        lower: Some((e >> 16).saturating_sub(s.error)),
-        upper: Some(count),
+        lower: Some(count.saturating_sub(s.error)),
+        upper: Some(upper_of(e)),
     }
 }
 
@@ -134,7 +140,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if self.slots.is_empty() {
             None
         } else {
-            self.heap.first().map(|&e| wide(e))
+            self.heap.first().map(|&e| count_of(e))
         }
     }
 
@@ -155,7 +161,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             .get(id)
             .and(self.pos.get(id))
             .and_then(|&p| self.heap.get(p as usize))
-            .map_or(0, |&e| wide(e))
+            .map_or(0, |&e| count_of(e))
     }
 
     /// The count of `key`, if monitored.
@@ -572,7 +578,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         enc.put_u32(n as u32);
         enc.put_with(n * (L + 20), |dst| {
             for (piece, &e) in dst.chunks_exact_mut(L + 20).zip(&self.heap) {
-                let (count, id) = (wide(e), id_of(e));
+                let (count, id) = (count_of(e), id_of(e));
                 let Some(s) = self.slots.get(id as usize) else {
                     // A heap position without its slot: no working heap has one.
                     piece.fill(0);
@@ -786,7 +792,7 @@ mod tests {
         heap.add(id, 1_000);
         heap.check();
         let e = heap.entry(id).unwrap();
-        assert_eq!((e.count, e.upper), (u64::MAX, Some(u64::MAX)));
+        assert_eq!((e.count, e.upper), (MAX_COUNT, Some(u64::MAX)));
         assert_eq!(e.lower, Some(MAX_COUNT - 100));
         // Raising further, or by u64::MAX, changes nothing and never wraps.
         heap.add(id, u64::MAX);
@@ -794,18 +800,18 @@ mod tests {
         // A push or replacement beyond MAX_COUNT saturates too, and keeps heap order.
         heap.push(4, h(4), u64::MAX - 1, 0);
         heap.check();
-        assert_eq!(heap.count_of(&4, h(4)), Some(u64::MAX));
+        assert_eq!(heap.count_of(&4, h(4)), Some(MAX_COUNT));
         heap.replace_min(5, h(5), u64::MAX, 1);
         heap.check();
         assert_eq!(heap.min_count(), Some(7));
-        assert_eq!(heap.count_of(&5, h(5)), Some(u64::MAX));
+        assert_eq!(heap.count_of(&5, h(5)), Some(MAX_COUNT));
         // Halving: the others halve, a saturated count stays saturated (its upper
         // bound is still unknown) and its lower bound halves.
         heap.halve();
         heap.check();
         assert_eq!(heap.count_of(&3, h(3)), Some(3));
         let e = heap.entry(heap.find(&2, h(2)).unwrap()).unwrap();
-        assert_eq!(e.count, u64::MAX);
+        assert_eq!((e.count, e.upper), (MAX_COUNT, Some(u64::MAX)));
         assert_eq!(e.lower, Some((MAX_COUNT - 100) / 2));
         assert_eq!(heap.min_held(), 3);
     }
@@ -827,7 +833,7 @@ mod tests {
         let e = heap.entry(heap.find(&2, h(2)).unwrap()).unwrap();
         assert_eq!(
             (e.count, e.lower, e.upper),
-            (u64::MAX, Some(MAX_COUNT - 3), Some(u64::MAX))
+            (MAX_COUNT, Some(MAX_COUNT - 3), Some(u64::MAX))
         );
     }
 }

@@ -803,8 +803,8 @@ impl<const N: usize> FlowMonitor<N> {
         epoch.saturating_add(self.carried_other)
     }
 
-    /// The bounds of a tracked flow (its Space-Saving `count`, `lower`), or `None` if
-    /// its upper bound stays below `threshold`.
+    /// The bounds of a tracked flow (its Space-Saving upper bound `count`, `lower`), or
+    /// `None` if its upper bound stays below `threshold`.
     fn elephant(&self, key: FlowKey, count: u64, lower: u64, threshold: u64) -> Option<Elephant> {
         let h = key.hash_with_key(&self.sip);
         let (r, o) = self.sketch.estimate_hash(h);
@@ -865,7 +865,8 @@ impl<const N: usize> FlowMonitor<N> {
             }
             let lower = e.lower.unwrap_or(0);
             // Threshold 1: every candidate that has weight at all.
-            if let Some(mut el) = self.elephant(e.key, e.count, lower, 1) {
+            let upper = e.upper.unwrap_or(e.count);
+            if let Some(mut el) = self.elephant(e.key, upper, lower, 1) {
                 el.certain = lower >= threshold;
                 let _ = place(&mut out.blocklisted, el, self.config.share_of);
             }
@@ -910,10 +911,12 @@ impl<const N: usize> FlowMonitor<N> {
             .max(self.config.min_volume);
         out.elephants.clear();
         for e in self.top.entries() {
-            if e.count < threshold {
-                continue; // the count is an upper bound: no need to hash the key
+            // Space-Saving's upper bound: the count, or `u64::MAX` once saturated.
+            let upper = e.upper.unwrap_or(e.count);
+            if upper < threshold {
+                continue; // no need to hash the key
             }
-            let Some(el) = self.elephant(e.key, e.count, e.lower.unwrap_or(0), threshold) else {
+            let Some(el) = self.elephant(e.key, upper, e.lower.unwrap_or(0), threshold) else {
                 continue;
             };
             // `N` rows for at most `N` candidates: it always fits.
