@@ -64,13 +64,13 @@ const P999_PINS: [(&str, u64); 14] = [
     ("min-size", 1_400 + 80),
     ("ipv6-ext", 1_720 + 80),
     ("vlan-qinq", 1_600 + 80),
-    ("fragments", 1_440 + 80),
+    ("fragments", 1_480 + 80),
     ("hscan", 1_680 + 80),
     ("vscan", 1_600 + 80),
     ("ddos-v4", 1_520 + 80),
     ("ddos-v6", 1_520 + 80),
     ("ddos-multi", 1_600 + 80),
-    ("scan-hidden", 1_480 + 80),
+    ("scan-hidden", 1_520 + 80),
     ("mix", 1_520 + 80),
 ];
 

@@ -157,10 +157,8 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
 
     /// The count of slot `id`.
     pub(crate) fn count(&self, id: usize) -> u64 {
-        self.slots
-            .get(id)
-            .and(self.pos.get(id))
-            .and_then(|&p| self.heap.get(p as usize))
+        self.position(id)
+            .and_then(|p| self.heap.get(p))
             .map_or(0, |&e| count_of(e))
     }
 
@@ -171,9 +169,8 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
 
     /// The report view of slot `id` (Space-Saving's bounds).
     pub(crate) fn entry(&self, id: usize) -> Option<Entry<K>> {
-        let s = self.slots.get(id)?;
-        let &p = self.pos.get(id)?;
-        self.heap.get(p as usize).map(|&e| entry(s, e))
+        let (s, p) = (self.slots.get(id)?, self.position(id)?);
+        self.heap.get(p).map(|&e| entry(s, e))
     }
 
     /// Every monitored entry in heap order (the minimum first).
@@ -485,15 +482,19 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.sift_down(0);
     }
 
-    /// Sets the count of slot `id` to `count`, which must not be smaller.
-    #[inline]
-    pub(crate) fn raise(&mut self, id: usize, count: u64) {
-        let Some(p) = self
-            .slots
+    /// Slot `id`'s heap position, if the slot holds a key.
+    #[inline(always)]
+    fn position(&self, id: usize) -> Option<usize> {
+        self.slots
             .get(id)
             .and(self.pos.get(id))
             .map(|&p| p as usize)
-        else {
+    }
+
+    /// Sets the count of slot `id` to `count`, which must not be smaller.
+    #[inline]
+    pub(crate) fn raise(&mut self, id: usize, count: u64) {
+        let Some(p) = self.position(id) else {
             return;
         };
         self.raise_at(p, count);
@@ -522,12 +523,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// Adds `w` to the count of slot `id` (saturating).
     #[inline]
     pub(crate) fn add(&mut self, id: usize, w: u64) {
-        let Some(p) = self
-            .slots
-            .get(id)
-            .and(self.pos.get(id))
-            .map(|&p| p as usize)
-        else {
+        let Some(p) = self.position(id) else {
             return;
         };
         let c = (self.at(p) >> 16).saturating_add(w);
