@@ -17,7 +17,8 @@
 //! "at least `MAX_COUNT`". Such a count is reported and encoded as `MAX_COUNT` (so
 //! the counts still add up to no more than the total, which decoding checks), with
 //! the upper bound `u64::MAX` and the lower bound `MAX_COUNT − error`: every bound
-//! stays true. Decoding maps a wire count ≥ `MAX_COUNT` to the saturated count.
+//! stays true. Decoding reads a wire count of `MAX_COUNT` as saturated and refuses
+//! one above it (no summary writes one: every accepted frame re-encodes to itself).
 //!
 //! The index is an open-addressing table of `2N` `u16` cells (linear probing, load
 //! ≤ ½, backward-shift deletion) holding `slot + 1`, which a sift never touches.
@@ -614,7 +615,9 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             let Some(Some((key, count, error, _))) = rec(i) else {
                 return Err(DecodeError::InvalidValue);
             };
-            if error > count {
+            // No summary writes a count above MAX_COUNT (saturated counts are written
+            // as MAX_COUNT): refused, so that every accepted frame re-encodes to itself.
+            if error > count || count > MAX_COUNT {
                 return Err(DecodeError::InvalidValue);
             }
             if i > 0 {
@@ -727,6 +730,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    extern crate std;
     use super::*;
 
     fn h(k: u64) -> KeyHash {
@@ -813,13 +817,22 @@ mod tests {
     }
 
     #[test]
-    fn a_decoded_count_past_max_count_is_saturated() {
-        let mut bytes = 2u32.to_le_bytes().to_vec();
-        for (key, count, error) in [(1u64, 10u64, 0u64), (2, MAX_COUNT + 5, 3)] {
+    fn a_decoded_count_of_max_count_is_saturated_and_one_above_refused() {
+        let record = |bytes: &mut std::vec::Vec<u8>, key: u64, count: u64, error: u64| {
             bytes.extend(key.to_le_bytes());
             bytes.extend(count.to_le_bytes());
             bytes.extend(error.to_le_bytes());
             bytes.extend(((h(key).get() >> 32) as u32).to_le_bytes());
+        };
+        let mut above = 1u32.to_le_bytes().to_vec();
+        record(&mut above, 2, MAX_COUNT + 1, 3);
+        assert_eq!(
+            KeyHeap::<u64, 4>::validate::<8>(&above),
+            Err(loxo_core::DecodeError::InvalidValue)
+        );
+        let mut bytes = 2u32.to_le_bytes().to_vec();
+        for (key, count, error) in [(1u64, 10u64, 0u64), (2, MAX_COUNT, 3)] {
+            record(&mut bytes, key, count, error);
         }
         assert_eq!(KeyHeap::<u64, 4>::validate::<8>(&bytes), Ok(()));
         let mut heap = KeyHeap::<u64, 4>::new();

@@ -280,7 +280,8 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
     /// # Errors
     /// The envelope's errors; `WrongKind`, `ParameterMismatch`, `SeedMismatch`;
     /// `InvalidValue` for more than `N` entries, an invalid key, `error > count`, a
-    /// broken heap order, a key listed twice, or counts that add up to more than the
+    /// count above [`MAX_COUNT`](crate::MAX_COUNT) (a saturated count is written as
+    /// `MAX_COUNT`), a broken heap order, a key listed twice, or counts that add up to more than the
     /// total (each update adds its weight to one count, so a real summary's counts
     /// add up to its total, or less after `halve`: this keeps "minimum count ≤
     /// total / N" true of every decoded summary).
