@@ -22,7 +22,7 @@
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use loxo_flow::{ByteWeight, Config, FlowMonitor, Report, ShareOf, Theta, DEFAULT_CANDIDATES};
@@ -273,6 +273,9 @@ fn capture(
 ) -> anyhow::Result<(Duration, Duration, Instant)> {
     let interval = Duration::from_secs(u64::from(a.interval.max(1)));
     let mut epoch_start = Instant::now();
+    // The epoch's start on the frames' clock (their receive times), for its pace.
+    let mut epoch_wall = wall_ns(SystemTime::now());
+    let timed = a.frames.is_none();
     let mut scratch = Vec::with_capacity(1 << 16);
     // After a signal: read what the ring holds (a block the kernel has not retired
     // yet is handed over within its 10 ms timeout), then close.
@@ -294,6 +297,9 @@ fn capture(
             Some(block) if a.timing => {
                 let t0 = Instant::now();
                 for f in block.frames() {
+                    if timed {
+                        pace(&mut probe.monitor, f.time, epoch_wall, interval);
+                    }
                     let (bytes, wire) = f.with_vlan(&mut scratch);
                     let t = Instant::now();
                     let closed = probe.monitor.feed_captured(bytes, wire as usize);
@@ -306,6 +312,9 @@ fn capture(
             }
             Some(block) => {
                 for f in block.frames() {
+                    if timed {
+                        pace(&mut probe.monitor, f.time, epoch_wall, interval);
+                    }
                     let (bytes, wire) = f.with_vlan(&mut scratch);
                     if probe.monitor.feed_captured(bytes, wire as usize) {
                         probe.close(block.statistics()?)?;
@@ -318,9 +327,41 @@ fn capture(
         if a.frames.is_none() && epoch_start.elapsed() >= interval {
             probe.close(ring.statistics()?)?;
             epoch_start = Instant::now();
+            epoch_wall = wall_ns(SystemTime::now());
         }
     }
     Ok((in_loop, in_monitor, started))
+}
+
+/// Nanoseconds since 1970 (0 before it).
+fn wall_ns(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Every 256 frames of an epoch closed by time, tells the monitor the frames the
+/// epoch will hold at its pace so far (`FlowMonitor::set_epoch_pace`): its frames ×
+/// the interval ÷ the time from the epoch's start to this frame's receive time
+/// (`time`: seconds and nanoseconds since 1970). A flood plans its new-flow filter
+/// from it, as from a configured length.
+fn pace(m: &mut Monitor, time: (u32, u32), epoch_wall: u64, interval: Duration) {
+    let frames = m.frames() + 1;
+    if frames % 256 != 0 {
+        return;
+    }
+    if let Some(p) = pace_of(frames, time, epoch_wall, interval) {
+        m.set_epoch_pace(p);
+    }
+}
+
+/// The frames an epoch will hold at its pace: `frames` so far, the last received at
+/// `time` (seconds and nanoseconds since 1970), the epoch begun at `epoch_wall`
+/// (nanoseconds since 1970); `None` before any time has passed (a clock step back).
+fn pace_of(frames: u64, time: (u32, u32), epoch_wall: u64, interval: Duration) -> Option<u32> {
+    let at = u64::from(time.0) * 1_000_000_000 + u64::from(time.1);
+    let elapsed = at.checked_sub(epoch_wall).filter(|&e| e > 0)?;
+    let pace = u128::from(frames) * interval.as_nanos() / u128::from(elapsed);
+    Some(u32::try_from(pace).unwrap_or(u32::MAX))
 }
 
 /// The epoch's line(s) of text.
@@ -390,4 +431,27 @@ fn epoch_json(
             "packets": bounds_json(&e.packets),
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod pace_tests {
+    use super::pace_of;
+    use std::time::Duration;
+
+    #[test]
+    fn the_pace_projects_the_frames_so_far_over_the_interval() {
+        let start = 1_700_000_000 * 1_000_000_000;
+        let minute = Duration::from_mins(1);
+        // 25 600 frames in the first 0.5 s of a 60 s epoch: 3 072 000 at this pace.
+        let half = (1_700_000_000, 500_000_000);
+        assert_eq!(pace_of(25_600, half, start, minute), Some(3_072_000));
+        // No time elapsed, or a clock that stepped back: no pace.
+        assert_eq!(pace_of(256, (1_700_000_000, 0), start, minute), None);
+        assert_eq!(pace_of(256, (1_699_999_999, 0), start, minute), None);
+        // Beyond u32: saturated.
+        assert_eq!(
+            pace_of(1 << 40, (1_700_000_000, 1), start, minute),
+            Some(u32::MAX)
+        );
+    }
 }

@@ -429,6 +429,33 @@ impl<const N: usize> FlowMonitor<N> {
         &self.top
     }
 
+    /// Frames fed this epoch so far (every frame, IP or not).
+    pub const fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// For epochs closed by time ([`Config::epoch_packets`] = 0): the frames this epoch
+    /// will hold at its present pace — its [`frames`](Self::frames) so far × the
+    /// interval ÷ the time elapsed, as `loxo probe --interval` gives it every 256
+    /// frames. A flood's new-flow filter plans its sampling level from the pace, as
+    /// with a configured length, so that the filter ends the epoch sparse and the next
+    /// epoch's new-flow count keeps its σ (without it the second epoch of a long flood
+    /// that began unplanned has σ 2.3–3.0 % of the new flows, from ≤ 0.95 %: the
+    /// `new_flows` module docs). Kept until changed, so the last epoch's pace serves the
+    /// next epoch's start; 0 forgets it. Ignored when the length is configured.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::{Config, FlowMonitor};
+    /// let mut m = FlowMonitor::new(Config::with_seed(Seed::new(1, 2))); // closed by time
+    /// m.set_epoch_pace(3_000_000); // 50 000 frames/s over a 60 s interval
+    /// ```
+    pub fn set_epoch_pace(&mut self, frames: u32) {
+        if self.config.epoch_packets == 0 {
+            self.new.set_epoch_frames(frames);
+        }
+    }
+
     /// Feeds one frame. Returns `true` when the configured packet count closes the epoch:
     /// the caller then calls [`FlowMonitor::end_epoch`]. The same as
     /// [`feed_captured`](Self::feed_captured)`(frame, frame.len())`.

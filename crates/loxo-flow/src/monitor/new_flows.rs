@@ -128,13 +128,15 @@
 //! Before the regression and the plan, all epochs: 0.69, 0.35, 0.84, 3.25, 3.27,
 //! 4.07, 5.38, 4.71 and 8.73 %.) So the figure is **within 5 % at 4σ** in every epoch
 //! up to about 4× the design load, in every epoch of a flood (most frames first
-//! frames) whose epoch length is configured, up to 229× the design flows, and from a
+//! frames) whose epoch length is configured — or, with epochs closed by time, whose
+//! pace the caller gives ([`FlowMonitor::set_epoch_pace`](super::FlowMonitor::set_epoch_pace)) —
+//! up to 229× the design flows, and from a
 //! fresh monitor and in steady overload at any load where most flows are new (σ ≤
 //! 1.05 %, bounds chosen on tuning seeds). Two cases stay above:
 //!
 //! * **The second epoch of a long overload that began unplanned, in epochs closed by
-//!   time** (a fresh monitor, or a flood after quiet traffic, with no configured
-//!   epoch length, at 500 000 frames and more): its `before` is the first epoch's
+//!   time when nobody gives the pace** (a fresh monitor, or a flood after quiet
+//!   traffic, at 500 000 frames and more): its `before` is the first epoch's
 //!   filter, which filed the flows of its levels up to each trigger, `p = 0.5 +
 //!   0.05·s`, and ends at `p_B` 0.66–0.86 holding flows of lower levels than the
 //!   second epoch can count. A sampled new flow then reads "old" with probability
@@ -146,7 +148,18 @@
 //!   its pace: with the epoch's length configured (`Config::epoch_packets`, as
 //!   `loxo top --epoch` and the firmware set it) the flows it will hold at this pace
 //!   give the level (`plan` of the projection), and the second epochs' σ is 0.88 %
-//!   (held out). Ordinary traffic is not projected: it finds new flows ever more
+//!   (held out). With epochs closed by time the epoch's length is unknown, but its
+//!   pace is not: `loxo probe --interval` tells the monitor every 256 frames how
+//!   many frames the epoch will hold at its pace so far (frames × interval ÷ time
+//!   elapsed, from the frames' receive times), and the flood plans from that. On
+//!   `monitor_stress`'s simulation of such epochs (Poisson arrivals, epochs closed by
+//!   time) the second epochs' σ went 2.35 / 2.99 → 0.89 % on the tuning seeds (0.88
+//!   / 0.89 % held out). Lower level-rise triggers for such floods instead of the
+//!   pace (0.15–0.25 + 0.01–0.02·s) made it worse, 3.2–3.6 %: the next epoch samples
+//!   at the first one's final level, which they raise. A pace taken over a whole
+//!   epoch that a flood entered midway is below the flood's own, as a configured
+//!   length's projection is (not measured).
+//!   Ordinary traffic is not projected: it finds new flows ever more
 //!   slowly, and projected it sampled too much (tuning seeds: the 50 000-frame Zipf
 //!   epochs 0.84 → 1.41 %, the 10⁶-frame ones 3.5 → 6.6 %). A lower first trigger
 //!   also helps, at the price of the HT count of 4× ordinary epochs (on
@@ -533,6 +546,12 @@ impl NewFlows {
                 self.set_level(plan);
             }
         }
+    }
+
+    /// The epoch's length in frames, as configured or (epochs closed by time) as its
+    /// pace projects it: what a flood plans its level from at the design load.
+    pub(super) fn set_epoch_frames(&mut self, frames: u32) {
+        self.epoch_frames = frames;
     }
 
     /// This epoch's sampling level, the rate at which it rises next, and what
