@@ -31,8 +31,8 @@ use crate::entry::Entry;
 
 /// One monitored key of a top-k summary, as stored (see [`Entry`] for reports).
 ///
-/// Memory: `size_of::<K>()` + 8 (error) + 6 (hash tag, index cell), rounded up to
-/// the alignment of `u64`: 24 bytes for a `u64` key, 56 for a 40-byte key. Each
+/// Memory: `size_of::<K>()` + 8 (error) + 4 (hash tag), rounded up to the
+/// alignment of `u64`: 24 bytes for a `u64` key, 56 for a 40-byte key. Each
 /// monitored key also takes 10 bytes of heap (packed count and slot, and the slot's
 /// heap position) and 4 of index: `size_of::<Slot<K>>() + 14` bytes in all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +41,6 @@ pub struct Slot<K> {
     error: u64,
     /// High 32 bits of the key's digest: home cell in the index, cheap pre-compare.
     tag: u32,
-    /// The index cell pointing at this slot.
-    cell: u16,
 }
 
 /// The largest count a heap holds (2⁴⁸ − 1): a count reaching it saturates there.
@@ -261,14 +259,14 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
 
     /// Points index cell `p` — where a probe for slot `id`'s key stopped — at slot
     /// `id`, moving the keys from `p` to the run's end one cell on (their order, and
-    /// so Robin Hood order, kept). A cell at `watch` moves without re-pointing its
-    /// slot (the evicted key's, whose slot `id` already is); returns where it went.
+    /// so Robin Hood order, kept). Returns where the cell at `watch` went (the
+    /// evicted key's, whose slot `id` already is).
+    ///
+    /// Slots keep no pointer back to their cell (a move is one halfword load and
+    /// store): [`cell_of`](Self::cell_of) finds a slot's cell by probing.
     fn index_insert_at(&mut self, p: usize, id: usize, watch: usize) -> usize {
         let mut carry = self.cell(p);
         self.set_cell(p, (id + 1) as u16);
-        if let Some(s) = self.slots.get_mut(id) {
-            s.cell = p as u16;
-        }
         let (mut from, mut watched) = (p, watch);
         for _ in 0..Self::CELLS {
             if carry == 0 {
@@ -279,15 +277,28 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             self.set_cell(q, carry);
             if from == watch {
                 watched = q;
-            } else if let Some(s) = (carry as usize)
-                .checked_sub(1)
-                .and_then(|i| self.slots.get_mut(i))
-            {
-                s.cell = q as u16;
             }
             (carry, from) = (v, q);
         }
         watched
+    }
+
+    /// The index cell of slot `id` (it holds a key): the probe from its key's home
+    /// cell, as long as the key's run up to it (Robin Hood order keeps it short: 1.5
+    /// cells on average at load ½).
+    fn cell_of(&self, id: usize) -> usize {
+        let Some(s) = self.slots.get(id) else {
+            return 0;
+        };
+        let want = (id + 1) as u16;
+        let mut p = Self::home(s.tag);
+        for _ in 0..Self::CELLS {
+            if self.cell(p) == want {
+                return p;
+            }
+            p = Self::next(p);
+        }
+        p
     }
 
     /// Indexes slot `id` under `tag` (its key absent, a free cell certain: load ≤ ½).
@@ -311,16 +322,12 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         for _ in 0..Self::CELLS {
             let j = Self::next(hole);
             let v = self.cell(j);
-            let Some(s) = (v as usize)
-                .checked_sub(1)
-                .and_then(|i| self.slots.get_mut(i))
-            else {
+            let Some(s) = (v as usize).checked_sub(1).and_then(|i| self.slots.get(i)) else {
                 break;
             };
             if Self::home(s.tag) == j {
                 break;
             }
-            s.cell = hole as u16;
             self.set_cell(hole, v);
             hole = j;
         }
@@ -422,17 +429,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         }
         let id = self.slots.len();
         let tag = tag_of(h);
-        // The slot first: the index's moves re-point slots, this one's included.
-        if self
-            .slots
-            .push(Slot {
-                key,
-                error,
-                tag,
-                cell: 0,
-            })
-            .is_ok()
-        {
+        if self.slots.push(Slot { key, error, tag }).is_ok() {
             self.index_insert(tag, id);
             self.place(id, pack(count, id as u16));
             self.sift_up(id);
@@ -461,21 +458,21 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if self.slots.is_empty() {
             return;
         }
+        // The evicted key's cell, found before its slot takes the new key's tag.
+        let old_cell = self.cell_of(id as usize);
         let Some(s) = self.slots.get_mut(id as usize) else {
             return;
         };
-        let old_cell = s.cell;
         // The new key takes its place in the index first (load ≤ (N + 1)/2N for a
         // moment), moving the evicted key's cell along if it lies past it; then that
-        // cell is freed: the backward shift may move the new key's cell and
-        // re-points the slot, which already holds the new tag.
+        // cell is freed: the backward shift may move the new key's cell (found by
+        // probing from the new tag, which the slot already holds).
         *s = Slot {
             key,
             error,
             tag: tag_of(h),
-            cell: vacancy as u16,
         };
-        let old_cell = self.index_insert_at(vacancy, id as usize, old_cell as usize);
+        let old_cell = self.index_insert_at(vacancy, id as usize, old_cell);
         self.index_remove(old_cell);
         if let Some(e) = self.heap.first_mut() {
             *e = pack(count, id);
@@ -702,7 +699,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             let v = self.cell(p) as usize;
             if v != 0 {
                 used += 1;
-                assert_eq!(self.slots[v - 1].cell as usize, p, "back pointer");
+                assert_eq!(self.cell_of(v - 1), p, "found by its probe");
                 // Robin Hood order: a key off its home follows an occupied cell whose
                 // key is at least as far from its own home, less one.
                 let d = Self::dist(p, self.slots[v - 1].tag);
