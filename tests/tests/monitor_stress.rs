@@ -557,17 +557,15 @@ const CLASSES: [Class; 12] = [
     },
 ];
 
+/// An epoch closed by time: its frames, and each one's arrival time from its start.
+type Timed<'a> = (&'a [(Flow, u16)], Vec<f64>);
+
 /// Epochs closed by time, as a probe closes them: the frames arrive as a Poisson
 /// process of rate 1 (exponential gaps drawn from `seed`), and epoch `i` holds those
 /// that arrive in `[i·interval, (i + 1)·interval)` — about `interval` frames, a
 /// different number in each — with each frame's arrival time from its epoch's start.
 /// The last epoch, cut short by the trace's end, is dropped: `epochs` at most.
-fn by_time(
-    frames: &[(Flow, u16)],
-    interval: usize,
-    epochs: usize,
-    seed: u64,
-) -> Vec<(&[(Flow, u16)], Vec<f64>)> {
+fn by_time(frames: &[(Flow, u16)], interval: usize, epochs: usize, seed: u64) -> Vec<Timed<'_>> {
     let mut rng = loxo_tests::zipf::SplitMix::new(seed ^ 0x7131_e5ed);
     let (mut out, mut start, mut t, mut times) = (Vec::new(), 0, 0.0, Vec::new());
     let interval = interval as f64;
