@@ -28,7 +28,7 @@ import sys
 
 TRACE = re.compile(r'^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[0-9a-f]+/[0-9a-f]+\] (\S+)')
 # The costly steps a frame may take, by a fragment of their (mangled) symbol.
-STEPS = [('evict', 'replace_min_at'), ('push', '4push'), ('file', 'first_frame'), ('offer', 'offered')]
+STEPS = [('evict', 'replace_min'), ('push', '4push'), ('file', 'first_frame'), ('offer', 'offered')]
 
 
 def nm():

@@ -20,6 +20,17 @@
 //! stays true. Decoding reads a wire count of `MAX_COUNT` as saturated and refuses
 //! one above it (no summary writes one: every accepted frame re-encodes to itself).
 //!
+//! **Deferred sifts.** An eviction may sift its new key down one level only and
+//! leave the rest pending ([`KeyHeap::replace_min_deferred`]): the heap then holds one
+//! entry that may exceed its children, never at the root, so the root is still the
+//! minimum. Quiet updates move the sift on a few levels
+//! ([`KeyHeap::settle_some`]); any update that changes the heap finishes it first, so
+//! at most one is ever pending; and readers of heap order (reports, encodings) read
+//! the heap as the finished sift would leave it, computed along its one path. Counts
+//! and bounds are final at once. Under a flood of one-packet flows, where an eviction
+//! sifts about five levels of a 128-key heap, this moves about four of them off the
+//! eviction's frame.
+//!
 //! The index is an open-addressing table of `2N` `u16` cells (linear probing, load
 //! ≤ ½, backward-shift deletion) holding `slot + 1`, which a sift never touches.
 //! Lookup, insert, increase and replace-minimum are O(log N) plus an expected O(1)
@@ -102,6 +113,35 @@ pub(crate) struct KeyHeap<K, const N: usize> {
     pos: [u16; N],
     /// `2N` cells as `N` pairs, so the length is in the type.
     index: [[u16; 2]; N],
+    /// The heap position of an entry whose sift down was deferred
+    /// ([`replace_min_deferred`](Self::replace_min_deferred)): its count may exceed
+    /// its children's. 0 when none — a deferred sift has always left the root, so the
+    /// root is the minimum either way.
+    pending: u16,
+}
+
+/// The longest root-to-leaf path of a heap of at most 32 767 entries, plus one.
+const DEPTH: usize = 16;
+
+/// Where a deferred sift will move entries: `len` heap positions along one path and
+/// the entry each will hold once the sift is done (see [`KeyHeap::settled`]).
+struct Settled {
+    at: [u16; DEPTH],
+    entry: [u64; DEPTH],
+    len: usize,
+}
+
+impl Settled {
+    /// The entry at heap position `i` in the settled heap, given its current one.
+    #[inline]
+    fn get(&self, i: usize, current: u64) -> u64 {
+        for (&a, &e) in self.at.iter().zip(&self.entry).take(self.len) {
+            if a as usize == i {
+                return e;
+            }
+        }
+        current
+    }
 }
 
 #[inline(always)]
@@ -123,6 +163,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             heap: [0; N],
             pos: [0; N],
             index: [[0; 2]; N],
+            pending: 0,
         }
     }
 
@@ -172,12 +213,56 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.heap.get(p).map(|&e| entry(s, e))
     }
 
-    /// Every monitored entry in heap order (the minimum first).
+    /// Every monitored entry in heap order (the minimum first) — the order of the
+    /// settled heap, as if no sift had been deferred.
     pub(crate) fn entries(&self) -> impl Iterator<Item = Entry<K>> + '_ {
+        let settled = self.settled();
         self.heap
             .iter()
             .take(self.slots.len())
-            .filter_map(|&e| self.slots.get(id_of(e) as usize).map(|s| entry(s, e)))
+            .enumerate()
+            .filter_map(move |(i, &e)| {
+                let e = settled.get(i, e);
+                self.slots.get(id_of(e) as usize).map(|s| entry(s, e))
+            })
+    }
+
+    /// The moves a deferred sift has yet to make, computed without making them: the
+    /// heap as [`settle`](Self::settle) would leave it is the current one with these
+    /// positions replaced. `&self` readers that expose heap order (reports, encodings)
+    /// read through it, so a deferred sift never shows.
+    fn settled(&self) -> Settled {
+        let mut out = Settled {
+            at: [0; DEPTH],
+            entry: [0; DEPTH],
+            len: 0,
+        };
+        let n = self.slots.len();
+        let mut i = self.pending as usize;
+        let Some(&e) = self.heap.get(i).filter(|_| i != 0 && i < n) else {
+            return out;
+        };
+        let floor = e & !ID_MASK;
+        for (a, x) in out.at.iter_mut().zip(out.entry.iter_mut()) {
+            out.len += 1;
+            *a = i as u16;
+            let l = 2 * i + 1;
+            let (ch, ce) = match (
+                self.heap.get(l).filter(|_| l < n),
+                self.heap.get(l + 1).filter(|_| l + 1 < n),
+            ) {
+                (Some(&le), Some(&re)) if re < le & !ID_MASK => (l + 1, re),
+                (Some(&le), _) => (l, le),
+                _ => (0, u64::MAX),
+            };
+            if ch == 0 || floor <= ce {
+                *x = e;
+                break;
+            }
+            *x = ce;
+            i = ch;
+        }
+        out
     }
 
     #[inline(always)]
@@ -371,21 +456,35 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.place(i, e);
     }
 
-    fn sift_down(&mut self, mut i: usize) {
+    fn sift_down(&mut self, i: usize) {
+        self.sift_down_for(i, usize::MAX);
+    }
+
+    /// Sifts the entry at `i` down at most `levels` levels (at least one); returns
+    /// where it stopped short — its count may still exceed its children's — or 0 when
+    /// it is in place.
+    fn sift_down_for(&mut self, mut i: usize, levels: usize) -> usize {
+        let mut left = levels.max(1);
         let n = self.slots.len();
         // A slice of the live heap: every index below is checked against `n` once, so
         // the compiler drops the per-access bounds checks (a 32-bit core pays for
         // each one in this loop).
         let pos = &mut self.pos;
         let Some(heap) = self.heap.get_mut(..n) else {
-            return;
+            return 0;
         };
         let Some(&e) = heap.get(i) else {
-            return;
+            return 0;
         };
         // `e's count ≤ child's count` ⟺ `e & !ID_MASK ≤ child`.
         let floor = e & !ID_MASK;
+        let mut short = 0;
         loop {
+            if left == 0 {
+                short = i;
+                break;
+            }
+            left -= 1;
             let l = 2 * i + 1;
             // Both children in one bounds check; the last parent may have one.
             let (ch, ce) = match heap.get(l..l + 2) {
@@ -420,6 +519,28 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if let Some(p) = pos.get_mut(id_of(e) as usize) {
             *p = i as u16;
         }
+        short
+    }
+
+    /// Finishes a deferred sift, if any: every update that changes the heap starts
+    /// here, so at most one sift is ever deferred.
+    #[inline]
+    pub(crate) fn settle(&mut self) {
+        if self.pending != 0 {
+            let p = self.pending as usize;
+            self.pending = 0;
+            self.sift_down(p);
+        }
+    }
+
+    /// Moves a deferred sift on by at most `levels` levels (spare time of a frame
+    /// that changed nothing in the heap).
+    #[inline]
+    pub(crate) fn settle_some(&mut self, levels: usize) {
+        if self.pending != 0 {
+            let p = self.pending as usize;
+            self.pending = self.sift_down_for(p, levels) as u16;
+        }
     }
 
     /// Adds a new key; the caller checked it is absent. No-op when full.
@@ -427,6 +548,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if self.is_full() {
             return;
         }
+        self.settle();
         let id = self.slots.len();
         let tag = tag_of(h);
         if self.slots.push(Slot { key, error, tag }).is_ok() {
@@ -454,6 +576,24 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         count: u64,
         error: u64,
     ) {
+        self.replace_min_deferred(vacancy, key, h, count, error, usize::MAX);
+    }
+
+    /// [`replace_min_at`](Self::replace_min_at) that sifts the new key down at most
+    /// `levels` levels (at least one) and defers the rest: to the next update that
+    /// changes the heap, or to [`settle_some`](Self::settle_some). Every count and
+    /// bound is final at once; the order only is not, and readers of the order see
+    /// the settled heap.
+    pub(crate) fn replace_min_deferred(
+        &mut self,
+        vacancy: usize,
+        key: K,
+        h: KeyHash,
+        count: u64,
+        error: u64,
+        levels: usize,
+    ) {
+        self.settle();
         let id = self.heap.first().map_or(0, |&e| id_of(e));
         if self.slots.is_empty() {
             return;
@@ -477,7 +617,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if let Some(e) = self.heap.first_mut() {
             *e = pack(count, id);
         }
-        self.sift_down(0);
+        self.pending = self.sift_down_for(0, levels) as u16;
     }
 
     /// Slot `id`'s heap position, if the slot holds a key.
@@ -492,6 +632,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// Sets the count of slot `id` to `count`, which must not be smaller.
     #[inline]
     pub(crate) fn raise(&mut self, id: usize, count: u64) {
+        self.settle();
         let Some(p) = self.position(id) else {
             return;
         };
@@ -521,6 +662,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// Adds `w` to the count of slot `id` (saturating).
     #[inline]
     pub(crate) fn add(&mut self, id: usize, w: u64) {
+        self.settle();
         let Some(p) = self.position(id) else {
             return;
         };
@@ -532,6 +674,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// saturated count stays saturated (its upper bound is still unknown); its lower
     /// bound `MAX_COUNT − error` halves, through its error.
     pub(crate) fn halve(&mut self) {
+        self.settle();
         let n = self.slots.len();
         let slots = &mut self.slots;
         for e in self.heap.iter_mut().take(n) {
@@ -550,6 +693,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     pub(crate) fn clear(&mut self) {
         self.slots.clear();
         self.index = [[0; 2]; N];
+        self.pending = 0;
     }
 
     /// Bytes [`encode`](Self::encode) writes: `4 + len·(L + 20)`.
@@ -569,9 +713,11 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         K: crate::WireKey<L>,
     {
         let n = self.slots.len();
+        let settled = self.settled();
         enc.put_u32(n as u32);
         enc.put_with(n * (L + 20), |dst| {
-            for (piece, &e) in dst.chunks_exact_mut(L + 20).zip(&self.heap) {
+            for (i, (piece, &e)) in dst.chunks_exact_mut(L + 20).zip(&self.heap).enumerate() {
+                let e = settled.get(i, e);
                 let (count, id) = (count_of(e), id_of(e));
                 let Some(s) = self.slots.get(id as usize) else {
                     // A heap position without its slot: no working heap has one.
@@ -682,11 +828,17 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     pub(crate) fn check(&self) {
         let n = self.slots.len();
         for i in 1..n {
+            // A deferred sift's entry may exceed its children, and only it.
+            let parent = (i - 1) / 2;
             assert!(
-                self.heap[(i - 1) / 2] >> 16 <= self.heap[i] >> 16,
+                parent == self.pending as usize || self.heap[parent] >> 16 <= self.heap[i] >> 16,
                 "heap order"
             );
         }
+        assert!(
+            self.pending == 0 || (self.pending as usize) < n,
+            "pending in the heap"
+        );
         for i in 0..n {
             assert_eq!(
                 self.pos[id_of(self.heap[i]) as usize] as usize,
@@ -740,6 +892,88 @@ mod tests {
         // The monitor's size, keys churning through a full index (Robin Hood order,
         // back pointers and every key findable after each operation).
         random_operations::<128>(400, 6_000);
+    }
+
+    /// A heap whose evictions defer their sifts (one level at once, then a level or
+    /// two now and then, as a monitor's quiet frames give them) reads exactly as one
+    /// that sifts at once, after every operation: the same entries in the same order,
+    /// the same minimum, the same bytes encoded.
+    #[test]
+    fn deferred_sifts_read_as_eager_ones() {
+        deferred_against_eager::<13>(40, 20_000);
+        deferred_against_eager::<128>(400, 20_000);
+        deferred_against_eager::<1>(3, 200);
+    }
+
+    fn bytes<const N: usize>(heap: &KeyHeap<u64, N>) -> std::vec::Vec<u8> {
+        use loxo_core::wire::{frame_len, Encoder, Header, SketchKind};
+        let len = heap.encoded_len::<8>();
+        let mut buf = std::vec![0u8; frame_len(len)];
+        let header = Header::new(SketchKind::SpaceSaving, 0, [0; 4], len as u32);
+        let mut enc = Encoder::new(&mut buf, &header).unwrap();
+        heap.encode::<8>(&mut enc);
+        let n = enc.finish();
+        buf.truncate(n);
+        buf
+    }
+
+    fn deferred_against_eager<const N: usize>(keys: u64, steps: u64) {
+        let (mut eager, mut lazy) = (KeyHeap::<u64, N>::new(), KeyHeap::<u64, N>::new());
+        let mut x = 7u64;
+        let mut deferred = 0;
+        for step in 0..steps {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Mostly a flood of new keys (evictions), some repeats (raises).
+            let key = if x.is_multiple_of(4) { x % 8 } else { x % keys };
+            match (
+                eager.find_or_vacancy(&key, h(key)),
+                lazy.find_or_vacancy(&key, h(key)),
+            ) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b);
+                    eager.add(a, step % 5);
+                    lazy.add(b, step % 5);
+                }
+                (Err(_), Err(_)) if !eager.is_full() => {
+                    eager.push(key, h(key), step % 7, 0);
+                    lazy.push(key, h(key), step % 7, 0);
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(eager.min_held(), lazy.min_held());
+                    let m = eager.min_held();
+                    let c = m + 1 + x % 3;
+                    eager.replace_min_at(a, key, h(key), c, m);
+                    lazy.replace_min_deferred(b, key, h(key), c, m, 1);
+                }
+                (a, b) => panic!("found {a:?} and {b:?}"),
+            }
+            deferred += usize::from(lazy.pending != 0);
+            match x % 5 {
+                0 => lazy.settle_some(1),
+                1 => lazy.settle_some(2),
+                _ => {}
+            }
+            if step % 997 == 0 {
+                eager.halve();
+                lazy.halve();
+            }
+            lazy.check();
+            assert_eq!(eager.min_count(), lazy.min_count());
+            assert!(eager.entries().eq(lazy.entries()), "order at step {step}");
+            if step % 101 == 0 {
+                assert_eq!(bytes(&eager), bytes(&lazy), "encoding at step {step}");
+            }
+        }
+        if N > 1 {
+            assert!(
+                deferred > steps as usize / 10,
+                "sifts were deferred: {deferred}"
+            );
+        }
+        lazy.settle();
+        assert_eq!(lazy, eager);
     }
 
     fn random_operations<const N: usize>(keys: u64, steps: u64) {

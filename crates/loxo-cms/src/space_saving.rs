@@ -4,6 +4,10 @@ use loxo_core::KeyHash;
 
 use crate::entry::Entry;
 use crate::heap::KeyHeap;
+
+/// Levels of a deferred sift ([`SpaceSaving::settle_some`]) that a gated update
+/// admitting nothing moves on: about 40 Cortex-M4 instructions each.
+const SETTLE_LEVELS: usize = 2;
 use crate::topk::TopK;
 
 /// Space-Saving (Metwally, Agrawal & El Abbadi 2005): top-k with `N` monitored keys
@@ -159,6 +163,8 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         let m = if full {
             let m = self.heap.min_held();
             if upper <= m {
+                // Nothing changes: time to move a deferred sift on.
+                self.heap.settle_some(SETTLE_LEVELS);
                 return false;
             }
             m
@@ -171,7 +177,8 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
             Err(vacancy) => {
                 let count = upper.min(m.saturating_add(weight));
                 let error = count.saturating_sub(weight);
-                self.heap.replace_min_at(vacancy, *key, hash, count, error);
+                self.heap
+                    .replace_min_deferred(vacancy, *key, hash, count, error, 1);
             }
         }
         true
@@ -226,7 +233,10 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
                     if upper > m {
                         let count = upper.min(m.saturating_add(weight));
                         let error = count.saturating_sub(weight);
-                        self.heap.replace_min_at(vacancy, *key, hash, count, error);
+                        self.heap
+                            .replace_min_deferred(vacancy, *key, hash, count, error, 1);
+                    } else {
+                        self.heap.settle_some(SETTLE_LEVELS);
                     }
                 } else {
                     self.heap.push(*key, hash, weight, 0);
@@ -234,6 +244,46 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
                 false
             }
         }
+    }
+
+    /// Moves a deferred sift on by at most `levels` levels of the heap: a caller's
+    /// spare time. A no-op when none is deferred.
+    ///
+    /// An eviction by [`update_unmonitored`](Self::update_unmonitored) or
+    /// [`update_gated`](Self::update_gated) sifts the new key one level down the
+    /// min-heap at once and **defers the rest** (about four levels of the five a
+    /// 128-key flood eviction takes): the next updates of those two that a key does
+    /// not pass the gate move it on two levels each, the next update that changes
+    /// the summary finishes it first, and so do calls of this method. Nothing else can tell:
+    /// every count, bound, the minimum, reports and encodings (heap order included)
+    /// are those of the summary with the sift done. What changes is *which* update
+    /// pays for it — a device that calls this on frames with time to spare keeps the
+    /// eviction's frame short (a flood's frame on a Cortex-M4: issue 27).
+    ///
+    /// ```
+    /// use loxo_cms::{SpaceSaving, TopK};
+    /// use loxo_core::Seed;
+    /// let seed = Seed::new(1, 2);
+    /// let h = |k: u32| seed.hash(&k.to_le_bytes());
+    /// let (mut lazy, mut eager) = (SpaceSaving::<u32, 64>::new(), SpaceSaving::<u32, 64>::new());
+    /// for k in 0..1000u32 {
+    ///     lazy.update_unmonitored(&k, h(k), 1, 2);
+    ///     lazy.settle_some(1);
+    ///     eager.update_bounded(&k, h(k), 1, 2);
+    /// }
+    /// assert!(lazy.entries().eq(eager.entries()));
+    /// lazy.settle();
+    /// assert_eq!(lazy, eager);
+    /// ```
+    #[inline]
+    pub fn settle_some(&mut self, levels: usize) {
+        self.heap.settle_some(levels);
+    }
+
+    /// Finishes a deferred sift (see [`settle_some`](Self::settle_some)).
+    #[inline]
+    pub fn settle(&mut self) {
+        self.heap.settle();
     }
 
     /// The smallest monitored count (`≤ total / N` once full), 0 when not full.

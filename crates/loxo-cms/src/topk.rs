@@ -117,7 +117,7 @@ pub trait TopK<K: Copy + Eq> {
 /// (nothing is lost, unlike Space-Saving).
 ///
 /// Memory: `size_of::<CmsCu<W, D, C>>() + N·(size_of::<Slot<K>>() + 14) + 8`;
-/// `CmsTopK<268, 4, 100, u64>` is 8 184 bytes. Cost per update: `D` probes, a
+/// `CmsTopK<268, 4, 100, u64>` is 8 192 bytes. Cost per update: `D` probes, a
 /// `D`-cell read-modify-write, an index probe and O(log N) heap work.
 ///
 /// `seed` should be the seed the caller hashes keys with: the sketch derives its
