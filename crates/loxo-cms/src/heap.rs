@@ -24,9 +24,13 @@
 //! leave the rest pending ([`KeyHeap::replace_min_deferred`]): the heap then holds one
 //! entry that may exceed its children, never at the root, so the root is still the
 //! minimum. Quiet updates move the sift on a few levels
-//! ([`KeyHeap::settle_some`]); any update that changes the heap finishes it first, so
-//! at most one is ever pending; and readers of heap order (reports, encodings) read
-//! the heap as the finished sift would leave it, computed along its one path. Counts
+//! ([`KeyHeap::settle_some`]); any update that changes the heap finishes it first.
+//! An eviction that comes while a sift is still under way (a flood's evictions come
+//! in clusters) does not finish it: it moves it at least two levels deep, out of
+//! reach of its own first level, and leaves its own sift waiting second — at most
+//! two wait, finished in order, so the heap ends exactly as eager sifts leave it.
+//! Readers of heap order (reports, encodings) read the heap as the finished sifts
+//! would leave it, computed along their paths. Counts
 //! and bounds are final at once. Under a flood of one-packet flows, where an eviction
 //! sifts about five levels of a 128-key heap, this moves about four of them off the
 //! eviction's frame.
@@ -121,6 +125,12 @@ pub(crate) struct KeyHeap<K, const N: usize> {
     /// its children's. 0 when none — a deferred sift has always left the root, so the
     /// root is the minimum either way.
     pending: u16,
+    /// A second deferred sift, from an eviction that came while `pending`'s was
+    /// still under way (a flood's evictions come in clusters); 0 when none. It is
+    /// finished after `pending`'s, and while both wait `pending` lies at least two
+    /// levels deep, where the second's first level never reaches (see
+    /// [`replace_min_deferred`](Self::replace_min_deferred)).
+    pending2: u16,
 }
 
 /// The longest root-to-leaf path of a heap of at most 32 767 entries, plus one.
@@ -135,6 +145,12 @@ struct Settled {
 }
 
 impl Settled {
+    const NONE: Self = Self {
+        at: [0; DEPTH],
+        entry: [0; DEPTH],
+        len: 0,
+    };
+
     /// The entry at heap position `i` in the settled heap, given its current one.
     #[inline]
     fn get(&self, i: usize, current: u64) -> u64 {
@@ -144,6 +160,21 @@ impl Settled {
             }
         }
         current
+    }
+}
+
+/// Both deferred sifts' moves: the first's, then the second's on the heap the first
+/// leaves ([`KeyHeap::settled`]).
+struct SettledPair {
+    first: Settled,
+    second: Settled,
+}
+
+impl SettledPair {
+    /// The entry at heap position `i` once both sifts are done, given its current one.
+    #[inline]
+    fn get(&self, i: usize, current: u64) -> u64 {
+        self.second.get(i, self.first.get(i, current))
     }
 }
 
@@ -167,6 +198,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             pos: [0; N],
             index: [[0; 2]; N],
             pending: 0,
+            pending2: 0,
         }
     }
 
@@ -234,15 +266,24 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// heap as [`settle`](Self::settle) would leave it is the current one with these
     /// positions replaced. `&self` readers that expose heap order (reports, encodings)
     /// read through it, so a deferred sift never shows.
-    fn settled(&self) -> Settled {
-        let mut out = Settled {
-            at: [0; DEPTH],
-            entry: [0; DEPTH],
-            len: 0,
-        };
+    fn settled(&self) -> SettledPair {
+        let first = self.path(self.pending as usize, &Settled::NONE);
+        let second = self.path(self.pending2 as usize, &first);
+        SettledPair { first, second }
+    }
+
+    /// The moves of a sift down from position `i` (none if `i` is 0), on the heap as
+    /// `before`'s moves leave it.
+    fn path(&self, mut i: usize, before: &Settled) -> Settled {
+        let mut out = Settled::NONE;
         let n = self.slots.len();
-        let mut i = self.pending as usize;
-        let Some(&e) = self.heap.get(i).filter(|_| i != 0 && i < n) else {
+        let at = |j: usize| {
+            self.heap
+                .get(j)
+                .filter(|_| j < n)
+                .map(|&e| before.get(j, e))
+        };
+        let Some(e) = at(i).filter(|_| i != 0) else {
             return out;
         };
         let floor = e & !ID_MASK;
@@ -250,12 +291,9 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             out.len += 1;
             *a = i as u16;
             let l = 2 * i + 1;
-            let (ch, ce) = match (
-                self.heap.get(l).filter(|_| l < n),
-                self.heap.get(l + 1).filter(|_| l + 1 < n),
-            ) {
-                (Some(&le), Some(&re)) if re < le & !ID_MASK => (l + 1, re),
-                (Some(&le), _) => (l, le),
+            let (ch, ce) = match (at(l), at(l + 1)) {
+                (Some(le), Some(re)) if re < le & !ID_MASK => (l + 1, re),
+                (Some(le), _) => (l, le),
                 _ => (0, u64::MAX),
             };
             if ch == 0 || floor <= ce {
@@ -525,14 +563,24 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         short
     }
 
-    /// Finishes a deferred sift, if any: every update that changes the heap starts
-    /// here, so at most one sift is ever deferred.
+    /// Finishes the deferred sifts, if any: every update that changes the heap
+    /// starts here, so only evictions leave sifts deferred (at most two).
     #[inline]
     pub(crate) fn settle(&mut self) {
+        // `pending2` waits only with `pending`: one test on the common path.
         if self.pending != 0 {
-            let p = self.pending as usize;
-            self.pending = 0;
-            self.sift_down(p);
+            self.settle_both();
+        }
+    }
+
+    #[inline(never)]
+    fn settle_both(&mut self) {
+        let (p, p2) = (self.pending as usize, self.pending2 as usize);
+        self.pending = 0;
+        self.pending2 = 0;
+        self.sift_down(p);
+        if p2 != 0 {
+            self.sift_down(p2);
         }
     }
 
@@ -543,6 +591,10 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if self.pending != 0 {
             let p = self.pending as usize;
             self.pending = self.sift_down_for(p, levels) as u16;
+            if self.pending == 0 {
+                self.pending = self.pending2;
+                self.pending2 = 0;
+            }
         }
     }
 
@@ -596,7 +648,25 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         error: u64,
         levels: usize,
     ) {
-        self.settle();
+        // Room for this sift: at most one other may wait, at least two levels deep
+        // (positions 1 and 2 are the root's children, which this sift's first level
+        // compares: they must be their subtrees' minima). A longer sift here waits
+        // for none.
+        if levels > 1 || self.pending2 != 0 {
+            let (p, p2) = (self.pending as usize, self.pending2 as usize);
+            self.pending = 0;
+            self.pending2 = 0;
+            if p != 0 {
+                self.sift_down(p);
+            }
+            self.pending = p2 as u16;
+        }
+        if levels > 1 {
+            self.settle();
+        } else if self.pending != 0 && self.pending <= 2 {
+            let p = self.pending as usize;
+            self.pending = self.sift_down_for(p, 1) as u16;
+        }
         let id = self.heap.first().map_or(0, |&e| id_of(e));
         if self.slots.is_empty() {
             return;
@@ -620,7 +690,12 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if let Some(e) = self.heap.first_mut() {
             *e = pack(count, id);
         }
-        self.pending = self.sift_down_for(0, levels) as u16;
+        let p = self.sift_down_for(0, levels) as u16;
+        if self.pending == 0 {
+            self.pending = p;
+        } else {
+            self.pending2 = p;
+        }
     }
 
     /// Slot `id`'s heap position, if the slot holds a key.
@@ -697,6 +772,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.slots.clear();
         self.index = [[0; 2]; N];
         self.pending = 0;
+        self.pending2 = 0;
     }
 
     /// Bytes [`encode`](Self::encode) writes: `4 + len·(L + 20)`.
@@ -834,13 +910,23 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             // A deferred sift's entry may exceed its children, and only it.
             let parent = (i - 1) / 2;
             assert!(
-                parent == self.pending as usize || self.heap[parent] >> 16 <= self.heap[i] >> 16,
+                parent == self.pending as usize
+                    || parent == self.pending2 as usize
+                    || self.heap[parent] >> 16 <= self.heap[i] >> 16,
                 "heap order"
             );
         }
         assert!(
             self.pending == 0 || (self.pending as usize) < n,
             "pending in the heap"
+        );
+        assert!(
+            self.pending2 == 0 || self.pending != 0,
+            "the second waits on a first"
+        );
+        assert!(
+            self.pending2 == 0 || (self.pending2 as usize) < n && self.pending > 2,
+            "the first two levels deep while a second waits"
         );
         for i in 0..n {
             assert_eq!(
@@ -923,7 +1009,7 @@ mod tests {
     fn deferred_against_eager<const N: usize>(keys: u64, steps: u64) {
         let (mut eager, mut lazy) = (KeyHeap::<u64, N>::new(), KeyHeap::<u64, N>::new());
         let mut x = 7u64;
-        let mut deferred = 0;
+        let (mut deferred, mut both) = (0, 0);
         for step in 0..steps {
             x ^= x << 13;
             x ^= x >> 7;
@@ -953,6 +1039,7 @@ mod tests {
                 (a, b) => panic!("found {a:?} and {b:?}"),
             }
             deferred += usize::from(lazy.pending != 0);
+            both += usize::from(lazy.pending2 != 0);
             match x % 5 {
                 0 => lazy.settle_some(1),
                 1 => lazy.settle_some(2),
@@ -974,6 +1061,10 @@ mod tests {
                 deferred > steps as usize / 10,
                 "sifts were deferred: {deferred}"
             );
+        }
+        if N > 13 {
+            // Clustered evictions: two sifts waiting at once.
+            assert!(both > steps as usize / 100, "two sifts deferred: {both}");
         }
         lazy.settle();
         assert_eq!(lazy, eager);
