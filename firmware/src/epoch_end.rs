@@ -157,6 +157,12 @@ pub(crate) struct Closing {
     snap_top: &'static mut SpaceSaving<FlowKey, CANDIDATES>,
     parts: &'static mut PartsReport,
     costs: Costs,
+    /// Whether the last close's export may have work left (its participants'
+    /// report, its steps, datagrams queued): set by the close, cleared by the first
+    /// slice that finds none. `main` asks nothing else of a frame while it is clear
+    /// (the slice's clock read and the datagram queue's test cost every frame about
+    /// 50 instructions of the 1 129 a minimum-size frame leaves at line rate).
+    draining: bool,
 }
 
 impl Closing {
@@ -168,6 +174,7 @@ impl Closing {
         let parts = unsafe { &mut *core::ptr::addr_of_mut!(PARTS_REPORT) };
         Self {
             step: Step::Idle,
+            draining: false,
             epoch: 0,
             times: loxo_ipfix::Times {
                 export_time: 0,
@@ -253,6 +260,7 @@ impl Closing {
         export.start_ms = end_ms;
         self.closed_at = u64::from(totals.frames);
         self.step = Step::Log;
+        self.draining = true;
         let dt = Ticks::elapsed(t0, io.ticks.now());
         self.costs.atomic_max = self.costs.atomic_max.max(dt);
         self.costs.epoch_ticks = u64::from(dt);
@@ -287,10 +295,17 @@ impl Closing {
         }
     }
 
+    /// Whether the last close's export may have work left (see the field): until a
+    /// slice finds none, `main` offers every frame's spare time to it.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining
+    }
+
     /// Whether the export (its steps, the participants' report — `participants` —,
-    /// or its datagrams in `net`) is still pending half an epoch after the close (`frames`: the run's frame count): the slices
-    /// then run whatever the line-rate model says, so that it is out before the next
-    /// close must overwrite the sketch buffer.
+    /// or its datagrams in `net`) is still pending half an epoch after the close
+    /// (`frames`: the run's frame count): the slices then run whatever the line-rate
+    /// model says, so that it is out before the next close must overwrite the sketch
+    /// buffer. Asked only while [`draining`](Self::draining).
     pub(crate) fn overdue(&self, frames: u64, net: &Net, participants: bool) -> bool {
         // The frame count first: the datagram queue is asked only past half an epoch.
         frames.saturating_sub(self.closed_at) > u64::from(crate::EPOCH_FRAMES / 2)
@@ -306,12 +321,13 @@ impl Closing {
         io: &mut Io<'_>,
         totals: &mut Totals,
     ) -> bool {
-        let t0 = io.ticks.now();
         let step = self.step;
+        if step == Step::Idle && !io.net.busy() {
+            self.draining = false;
+            return false;
+        }
+        let t0 = io.ticks.now();
         if step == Step::Idle {
-            if !io.net.busy() {
-                return false;
-            }
             io.net.pump_one(io.nic, io.ticks);
         } else {
             self.run(step, report, export, io);
@@ -328,6 +344,7 @@ impl Closing {
         c.epoch_ticks += u64::from(dt);
         if self.step == Step::Idle && !io.net.busy() {
             // This epoch's export is out: its total, and the frames it spread over.
+            self.draining = false;
             totals.epoch_end_ticks_sum += c.epoch_ticks;
             totals.epoch_end_ticks_max = totals
                 .epoch_end_ticks_max

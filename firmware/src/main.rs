@@ -384,8 +384,9 @@ fn main() -> ! {
                 &mut totals,
                 &mut led,
             );
-        } else if model.lag_now(ticks.now()) <= SLICE_LAG
-            || closing.overdue(u64::from(totals.frames), io.net, parts().reporting())
+        } else if closing.draining()
+            && (model.lag_within(ticks.now(), SLICE_LAG)
+                || closing.overdue(u64::from(totals.frames), io.net, parts().reporting()))
         {
             // The rest of the export, a slice at a time while the FIFO is nearly empty
             // — or, past half an epoch with the export still pending (frames never

@@ -183,6 +183,28 @@ fn measure_classes(enforce_tail: bool) {
         weighted / sent
     );
     check_participants(&stdout, &classes, &designed);
+    // Line rate on every class (issue 27): the firmware's arrival model — every frame
+    // of the capture back to back at 100 Mbit/s, minimum-size ones 1 129 instructions
+    // apart, served in order with the work the device measured (epoch ends and the
+    // harness's SYNC/ACK exchanges included) — never needs more than the 165
+    // minimum-size frames the LAN9118's RX data FIFO holds. Before its arithmetic
+    // lost a 64-bit division per frame the model itself cost ~90 instructions a frame
+    // and the min-size flood fell behind for good: 2 787 frames.
+    let (lag, backlog, fifo) = (
+        get("linerate.lag_max_insns"),
+        get("linerate.backlog_max"),
+        get("linerate.fifo_frames"),
+    );
+    println!(
+        "line rate: lag max {lag} instructions (frame {}), backlog max {backlog} of {fifo} frames, export spread over at most {} frames",
+        get("linerate.lag_max_at"),
+        get("epoch_end.spread_frames_max")
+    );
+    assert_eq!(backlog, lag / 1_129 + 1);
+    assert!(
+        backlog <= fifo,
+        "line-rate backlog {backlog} > the FIFO's {fifo} frames"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut demo = stderr.lines().filter(|l| l.starts_with("xtask: replay"));
     println!(
