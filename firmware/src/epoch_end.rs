@@ -159,9 +159,9 @@ pub(crate) struct Closing {
     costs: Costs,
     /// Whether the last close's export may have work left (its participants'
     /// report, its steps, datagrams queued): set by the close, cleared by the first
-    /// slice that finds none. `main` asks nothing else of a frame while it is clear
-    /// (the slice's clock read and the datagram queue's test cost every frame about
-    /// 50 instructions of the 1 129 a minimum-size frame leaves at line rate).
+    /// slice that finds none. While it is clear `main` asks nothing else of a frame
+    /// (not the line-rate model, not the slice's clock read and the datagram queue's
+    /// test, which every frame paid when the device kept up).
     draining: bool,
 }
 
