@@ -65,6 +65,8 @@ pub(crate) struct LineRate {
     /// Largest lag seen (hundredths of an instruction), and the frame it was seen at.
     lag_max: u64,
     lag_max_at: u64,
+    /// Largest lag of a frame of the running epoch (hundredths of an instruction).
+    epoch_lag_max: u64,
 }
 
 impl LineRate {
@@ -88,9 +90,14 @@ impl LineRate {
         let arrival = self.next_arrival;
         if self.v < arrival {
             self.v = arrival;
-        } else if self.v - arrival > self.lag_max {
-            self.lag_max = self.v - arrival;
-            self.lag_max_at = self.frames;
+        } else if self.v - arrival > self.epoch_lag_max {
+            // The run's largest lag is at least the epoch's.
+            let lag = self.v - arrival;
+            self.epoch_lag_max = lag;
+            if lag > self.lag_max {
+                self.lag_max = lag;
+                self.lag_max_at = self.frames;
+            }
         }
         self.next_arrival += wire_centi(len);
         self.frames += 1;
@@ -104,6 +111,15 @@ impl LineRate {
     pub(crate) fn lag_within(&self, now: u32, insns: u64) -> bool {
         let v = self.v + u64::from(Ticks::elapsed(self.last, now)) * CENTI_PER_TICK;
         v <= self.next_arrival + insns * 100
+    }
+
+    /// The running epoch's largest lag (instructions, rounded up) and the most
+    /// minimum-size frames it means in the FIFO; starts the next epoch's. The lag a
+    /// close causes falls on the frames after it: the next epoch's.
+    pub(crate) fn take_epoch(&mut self) -> (u64, u64) {
+        let lag = self.epoch_lag_max.div_ceil(100);
+        self.epoch_lag_max = 0;
+        (lag, lag / PERIOD + 1)
     }
 
     /// Frames read, the largest lag (instructions, rounded up), the frame it was

@@ -327,6 +327,7 @@ fn main() -> ! {
                     closing.finish(report, &mut export, &mut io, &mut totals);
                     flush(&mut nic, &mut net, &ticks, buf);
                     // The last, partial epoch, its export sent before the verdict.
+                    log_epoch_line_rate(&mut model, totals.epochs);
                     let mut io = Io {
                         nic: &mut nic,
                         net: &mut net,
@@ -374,6 +375,7 @@ fn main() -> ! {
             ticks: &ticks,
         };
         if epoch_over {
+            log_epoch_line_rate(&mut model, totals.epochs);
             // What must see the closed epoch before the next frame: snapshots, report.
             closing.close(
                 monitor,
@@ -432,6 +434,19 @@ fn parts() -> &'static mut Parts {
 /// epoch-end export starts: at most one minimum-size frame waiting, so a slice of `S`
 /// instructions leaves at most `2 + S / 1 129` frames in the FIFO (`linerate`).
 const SLICE_LAG: u64 = linerate::PERIOD;
+
+/// Logs the arrival model's figures for the epoch `n` whose frames were just read
+/// (`epoch_linerate:`): the most frames the RX FIFO would have held at line rate
+/// while they came — a class of traffic fed as whole epochs gets its own figure.
+fn log_epoch_line_rate(model: &mut LineRate, n: u32) {
+    let (lag, backlog) = model.take_epoch();
+    defmt::info!(
+        "epoch_linerate: n={=u32} lag_max_insns={=u64} backlog_max={=u64}",
+        n,
+        lag,
+        backlog
+    );
+}
 
 /// Logs the arrival model's result: the most frames the RX FIFO would have held at
 /// line rate, against what it holds.

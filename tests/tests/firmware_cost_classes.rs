@@ -183,28 +183,7 @@ fn measure_classes(enforce_tail: bool) {
         weighted / sent
     );
     check_participants(&stdout, &classes, &designed);
-    // Line rate on every class (issue 27): the firmware's arrival model — every frame
-    // of the capture back to back at 100 Mbit/s, minimum-size ones 1 129 instructions
-    // apart, served in order with the work the device measured (epoch ends and the
-    // harness's SYNC/ACK exchanges included) — never needs more than the 165
-    // minimum-size frames the LAN9118's RX data FIFO holds. Before its arithmetic
-    // lost a 64-bit division per frame the model itself cost ~90 instructions a frame
-    // and the min-size flood fell behind for good: 2 787 frames.
-    let (lag, backlog, fifo) = (
-        get("linerate.lag_max_insns"),
-        get("linerate.backlog_max"),
-        get("linerate.fifo_frames"),
-    );
-    println!(
-        "line rate: lag max {lag} instructions (frame {}), backlog max {backlog} of {fifo} frames, export spread over at most {} frames",
-        get("linerate.lag_max_at"),
-        get("epoch_end.spread_frames_max")
-    );
-    assert_eq!(backlog, lag / 1_129 + 1);
-    assert!(
-        backlog <= fifo,
-        "line-rate backlog {backlog} > the FIFO's {fifo} frames"
-    );
+    check_line_rate(&get, &stdout, &classes);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut demo = stderr.lines().filter(|l| l.starts_with("xtask: replay"));
     println!(
@@ -368,7 +347,74 @@ fn participant_lines(stdout: &str) -> BTreeMap<u64, Vec<(String, SpreadKey)>> {
 /// Per epoch number: the `epoch:` line's frames and IP packets, and the `epoch_cost:`
 /// line's frames and figures.
 #[allow(clippy::type_complexity)]
-fn epoch_lines(stdout: &str) -> (BTreeMap<u64, (u64, u64)>, BTreeMap<u64, (u64, Cost)>) {
+/// Line rate on every class (issue 27): the firmware's arrival model over the run and
+/// per epoch (see the body).
+fn check_line_rate(get: &dyn Fn(&str) -> u64, stdout: &str, classes: &[TrafficClass]) {
+    // Line rate on every class (issue 27): the firmware's arrival model — every frame
+    // of the capture back to back at 100 Mbit/s, minimum-size ones 1 129 instructions
+    // apart, served in order with the work the device measured (epoch ends and the
+    // harness's SYNC/ACK exchanges included) — never needs more than the 165
+    // minimum-size frames the LAN9118's RX data FIFO holds. Before its arithmetic
+    // lost a 64-bit division per frame the model itself cost ~90 instructions a frame
+    // and the min-size flood fell behind for good: 2 787 frames.
+    let (lag, backlog, fifo) = (
+        get("linerate.lag_max_insns"),
+        get("linerate.backlog_max"),
+        get("linerate.fifo_frames"),
+    );
+    println!(
+        "line rate: lag max {lag} instructions (frame {}), backlog max {backlog} of {fifo} frames, export spread over at most {} frames",
+        get("linerate.lag_max_at"),
+        get("epoch_end.spread_frames_max")
+    );
+    assert_eq!(backlog, lag / 1_129 + 1);
+    assert!(
+        backlog <= fifo,
+        "line-rate backlog {backlog} > the FIFO's {fifo} frames"
+    );
+    // Per class: the backlog while its epoch's frames came (the lag a close causes
+    // falls on the next epoch's first frames); the run's is the largest of them.
+    let backlogs = epoch_backlogs(stdout);
+    assert_eq!(
+        backlogs.len(),
+        classes.len(),
+        "one epoch_linerate line per epoch"
+    );
+    let per_class: Vec<String> = classes
+        .iter()
+        .zip(backlogs.values())
+        .map(|(c, (b, _))| format!("{c} {b}"))
+        .collect();
+    println!(
+        "line-rate backlog per class (of {fifo}): {}",
+        per_class.join(", ")
+    );
+    for (n, &(b, l)) in &backlogs {
+        assert_eq!(b, l / 1_129 + 1, "epoch {n}");
+        assert!(b <= fifo, "epoch {n}: line-rate backlog {b} > {fifo}");
+    }
+    assert_eq!(backlogs.values().map(|&(b, _)| b).max(), Some(backlog));
+}
+
+/// Each epoch's line-rate backlog (`epoch_linerate:` lines): the most minimum-size
+/// frames the RX FIFO would have held while its frames came, and the lag behind it.
+fn epoch_backlogs(stdout: &str) -> BTreeMap<u64, (u64, u64)> {
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with("report."))
+        .filter_map(|l| fields(l, "epoch_linerate: "))
+        .map(|f| {
+            let num = |k: &str| -> u64 { f[k].parse().unwrap() };
+            (num("n"), (num("backlog_max"), num("lag_max_insns")))
+        })
+        .collect()
+}
+
+/// Per epoch: its frames and IP packets (`epoch:` lines), and its frames and costs
+/// (`epoch_cost:` lines).
+type EpochLines = (BTreeMap<u64, (u64, u64)>, BTreeMap<u64, (u64, Cost)>);
+
+fn epoch_lines(stdout: &str) -> EpochLines {
     let mut epochs = BTreeMap::new();
     let mut costs = BTreeMap::new();
     for line in stdout.lines().filter(|l| !l.starts_with("report.")) {
