@@ -344,19 +344,14 @@ fn participant_lines(stdout: &str) -> BTreeMap<u64, Vec<(String, SpreadKey)>> {
     out
 }
 
-/// Per epoch number: the `epoch:` line's frames and IP packets, and the `epoch_cost:`
-/// line's frames and figures.
-#[allow(clippy::type_complexity)]
-/// Line rate on every class (issue 27): the firmware's arrival model over the run and
-/// per epoch (see the body).
+/// Line rate on every class (issue 27): the firmware's arrival model — every frame of
+/// the capture back to back at 100 Mbit/s, minimum-size ones 1 129 instructions apart,
+/// served in order with the work the device measured (epoch ends and the harness's
+/// SYNC/ACK exchanges included) — never needs more than the 165 minimum-size frames
+/// the LAN9118's RX data FIFO holds, over the run and while each class's epoch comes.
+/// Before its arithmetic lost a 64-bit division per frame the model itself cost ~90
+/// instructions a frame and the run's backlog was 2 787 frames.
 fn check_line_rate(get: &dyn Fn(&str) -> u64, stdout: &str, classes: &[TrafficClass]) {
-    // Line rate on every class (issue 27): the firmware's arrival model — every frame
-    // of the capture back to back at 100 Mbit/s, minimum-size ones 1 129 instructions
-    // apart, served in order with the work the device measured (epoch ends and the
-    // harness's SYNC/ACK exchanges included) — never needs more than the 165
-    // minimum-size frames the LAN9118's RX data FIFO holds. Before its arithmetic
-    // lost a 64-bit division per frame the model itself cost ~90 instructions a frame
-    // and the min-size flood fell behind for good: 2 787 frames.
     let (lag, backlog, fifo) = (
         get("linerate.lag_max_insns"),
         get("linerate.backlog_max"),
@@ -410,10 +405,11 @@ fn epoch_backlogs(stdout: &str) -> BTreeMap<u64, (u64, u64)> {
         .collect()
 }
 
-/// Per epoch: its frames and IP packets (`epoch:` lines), and its frames and costs
-/// (`epoch_cost:` lines).
+/// Per epoch number: the `epoch:` line's frames and IP packets, and the `epoch_cost:`
+/// line's frames and figures.
 type EpochLines = (BTreeMap<u64, (u64, u64)>, BTreeMap<u64, (u64, Cost)>);
 
+/// [`EpochLines`] from the demo's output.
 fn epoch_lines(stdout: &str) -> EpochLines {
     let mut epochs = BTreeMap::new();
     let mut costs = BTreeMap::new();
