@@ -35,10 +35,21 @@
 //! sifts about five levels of a 128-key heap, this moves about four of them off the
 //! eviction's frame.
 //!
-//! The index is an open-addressing table of `2N` `u16` cells (linear probing, load
-//! ≤ ½, backward-shift deletion) holding `slot + 1`, which a sift never touches.
-//! Lookup, insert, increase and replace-minimum are O(log N) plus an expected O(1)
-//! probe.
+//! The index is a two-choice **cuckoo table** of `N` buckets of two `u16` cells
+//! (load ≤ ½), each cell holding `slot + 1` under the low bits of the key's hash
+//! tag, which a sift never touches ([`KeyHeap::find_or_vacancy`]). A lookup reads
+//! at most four cells and compares a key only where the tag's bits match; an
+//! eviction frees one cell and fills one, moving no other key unless both of the
+//! new key's buckets are full (then keys move to their other buckets, a random
+//! walk; if none frees a cell, the index is rebuilt under another salt, and
+//! after a few salts — only crafted tags get there — given up for a scan of the
+//! slots until [`KeyHeap::clear`]). Lookup, insert, increase and replace-minimum
+//! are O(log N) plus an expected O(1) index step. Against the Robin Hood table it
+//! replaced (linear probing over `2N` cells, runs moved on every insertion and
+//! removal), the firmware's candidates on issue 27's traffic classes (QEMU,
+//! `firmware_cost_classes`): an eviction's `replace_min_deferred` 210 → 152
+//! instructions on average, a probe 74–88 → 52, every class's mean per frame 3–8
+//! less and its p99.9 40–160 less (but flood-v4's, 40 more).
 
 use loxo_core::{reduce, KeyHash};
 
@@ -115,10 +126,9 @@ pub(crate) struct KeyHeap<K, const N: usize> {
     /// By slot: the slot's position in `heap` (an array of its own, so a sift's
     /// re-pointing is one indexed halfword store).
     pos: [u16; N],
-    /// `2N` cells as `N` pairs, so the length is in the type; read as one flat
-    /// `[u16]` (`as_flattened`: a cell is one indexed halfword load, not a pair's
-    /// load and a select — an eviction's index work on a Cortex-M4 29 instructions
-    /// less on average, a probe 7).
+    /// The cuckoo index ([`find_or_vacancy`](Self::find_or_vacancy)): `N` buckets of
+    /// two cells, so the length is in the type; a cell is read as one indexed
+    /// halfword of the flat `[u16]` (`as_flattened`).
     index: [[u16; 2]; N],
     /// The heap position of an entry whose sift down was deferred
     /// ([`replace_min_deferred`](Self::replace_min_deferred)): its count may exceed
@@ -131,7 +141,27 @@ pub(crate) struct KeyHeap<K, const N: usize> {
     /// levels deep, where the second's first level never reaches (see
     /// [`replace_min_deferred`](Self::replace_min_deferred)).
     pending2: u16,
+    /// How far tags are rotated before they pick their buckets: 0 until an insertion
+    /// finds no place ([`rebuild`](Self::rebuild)); back to 0 at
+    /// [`clear`](Self::clear). A byte, and `scan` another, in the padding after
+    /// `pending2` (the summaries' sizes are documented and pinned).
+    salt: u8,
+    /// The index was given up ([`rebuild`](Self::rebuild)): lookups compare every
+    /// slot until [`clear`](Self::clear).
+    scan: bool,
 }
+
+/// A second multiplier for a tag's second bucket (odd; the golden ratio's).
+const SECOND: u32 = 0x9e37_79b9;
+/// No index cell: both buckets full ([`KeyHeap::find_or_vacancy`]), or a slot with
+/// no cell (only once the index is given up).
+const NO_CELL: usize = usize::MAX;
+/// Keys an insertion may move to their other buckets before the index is rebuilt.
+const MAX_MOVES: usize = 64;
+/// Salts tried by a rebuild before the index is given up.
+const REBUILDS: usize = 4;
+/// Multipliers of a move's choice of cell ([`KeyHeap::displace`]).
+const WALK: (u32, u32) = (0x85eb_ca6b, 0xc2b2_ae35);
 
 /// The longest root-to-leaf path of a heap of at most 32 767 entries, plus one.
 const DEPTH: usize = 16;
@@ -178,6 +208,15 @@ impl SettledPair {
     }
 }
 
+/// `a == b`, out of line: inlined into [`KeyHeap::find_or_vacancy`], a 40-byte flow
+/// key's comparison had the compiler load the key sought into registers (and spill
+/// them) before the first cell was read, on every probe — most of which compare no
+/// key (a Cortex-M4 probe: 88 instructions on average in a flood's epoch).
+#[inline(never)]
+fn same_key<K: Eq>(a: &K, b: &K) -> bool {
+    a == b
+}
+
 #[inline(always)]
 fn tag_of(h: KeyHash) -> u32 {
     (h.get() >> 32) as u32
@@ -188,7 +227,12 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         N >= 1 && N <= 32_767,
         "top-k capacity N must be in 1..=32767"
     );
-    const CELLS: usize = 2 * N;
+    /// Bits of an index cell holding its slot + 1 (`1..=N`).
+    const ID_BITS: u32 = usize::BITS - N.leading_zeros();
+    /// The cell's bits below [`ID_BITS`](Self::ID_BITS): its slot + 1.
+    const CELL_ID: u16 = ((1u32 << Self::ID_BITS) - 1) as u16;
+    /// The tag's low bits a cell keeps above them (`16 − ID_BITS`, at least 1).
+    const FT_MASK: u16 = ((1u32 << (16 - Self::ID_BITS)) - 1) as u16;
 
     pub(crate) const fn new() -> Self {
         let () = Self::CHECK;
@@ -199,6 +243,8 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             index: [[0; 2]; N],
             pending: 0,
             pending2: 0,
+            salt: 0,
+            scan: false,
         }
     }
 
@@ -306,19 +352,29 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         out
     }
 
+    /// The two buckets a tag may live in (index cells `2b` and `2b + 1` each).
     #[inline(always)]
-    fn home(tag: u32) -> usize {
-        reduce((tag as u64) << 32, Self::CELLS as u32) as usize
+    fn buckets(&self, tag: u32) -> (usize, usize) {
+        let t = tag.rotate_left(u32::from(self.salt));
+        (Self::first(t), Self::second(t))
     }
 
+    /// A rotated tag's first bucket: its high bits.
     #[inline(always)]
-    fn next(p: usize) -> usize {
-        let q = p + 1;
-        if q >= Self::CELLS {
-            0
-        } else {
-            q
-        }
+    fn first(t: u32) -> usize {
+        reduce(u64::from(t) << 32, N as u32) as usize
+    }
+
+    /// A rotated tag's second bucket: the high bits of its product with [`SECOND`].
+    #[inline(always)]
+    fn second(t: u32) -> usize {
+        reduce(u64::from(t.wrapping_mul(SECOND)) << 32, N as u32) as usize
+    }
+
+    /// The index cell of slot `id` under `tag`: the tag's low bits over `id + 1`.
+    #[inline(always)]
+    fn cell_value(tag: u32, id: usize) -> u16 {
+        ((tag as u16) << Self::ID_BITS) | (id + 1) as u16
     }
 
     #[inline(always)]
@@ -339,125 +395,173 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.find_or_vacancy(key, h).ok()
     }
 
-    /// How far index cell `p` is from `tag`'s home cell (cyclically).
-    #[inline(always)]
-    fn dist(p: usize, tag: u32) -> usize {
-        let h = Self::home(tag);
-        if p >= h {
-            p - h
-        } else {
-            p + Self::CELLS - h
-        }
-    }
-
-    /// `Ok(slot)` of `key` if monitored, else `Err(cell)`: the index cell where its
-    /// probe stopped — where [`replace_min_at`](Self::replace_min_at) inserts it
-    /// without probing again.
+    /// `Ok(slot)` of `key` if monitored, else `Err(cell)`: a free index cell of its
+    /// two buckets, where [`replace_min_at`](Self::replace_min_at) puts it without
+    /// looking again — or [`NO_CELL`] when both are full (the insertion then moves
+    /// a key to its other bucket).
     ///
-    /// The index keeps **Robin Hood order**: along every run of occupied cells the
-    /// keys' home cells never decrease (cyclically), so a probe for an absent key
-    /// stops at the first key whose home lies past its own (that key is nearer its
-    /// home than the probe is to its own) instead of at the run's end. With `N` keys
-    /// in `2N` cells that cut an absent key's probe from 2.5 cells on average (p99 12,
-    /// p99.9 19: a Python model of the table) to 1.7 (p99 5, p99.9 6) — a Cortex-M4
-    /// frame that probed for an evicted candidate's flow spent up to 413 instructions
-    /// in the probe.
+    /// The index is a **two-choice cuckoo table of `N` buckets of two `u16` cells**
+    /// (load ≤ ½): a key lives in one of the two buckets its tag picks, its cell
+    /// holding the tag's low bits over its slot + 1, so a probe reads four cells
+    /// and compares a key only where those bits match (`16 − ID_BITS` of them: 1
+    /// in 256 cells for `N` = 128). Insertion and removal move no other cell —
+    /// except when both buckets are full, when the insertion moves keys to their
+    /// other buckets (one in 12 insertions in a churning 128-key table, at most 18
+    /// moves in 300 000: a Python model). The Robin Hood table of `2N` cells it
+    /// replaced probed 1.7 cells for an absent key but moved runs of cells on every
+    /// insertion and removal: an eviction's index work (the evicted key's cell
+    /// found, the new key's inserted, the old one's removed) was about 200
+    /// Cortex-M4 instructions.
     #[inline]
     pub(crate) fn find_or_vacancy(&self, key: &K, h: KeyHash) -> Result<usize, usize> {
         let tag = tag_of(h);
-        let mut p = Self::home(tag);
-        for d in 0..Self::CELLS {
-            let v = self.cell(p) as usize;
-            let Some(s) = v.checked_sub(1).and_then(|i| self.slots.get(i)) else {
-                return Err(p);
-            };
-            if s.tag == tag {
-                if s.key == *key {
-                    return Ok(v - 1);
+        if self.scan {
+            return self.scan_for(key, tag);
+        }
+        let t = tag.rotate_left(u32::from(self.salt));
+        let want = tag as u16 & Self::FT_MASK;
+        let mut vacancy = NO_CELL;
+        // The first bucket, then the second (computed only if needed): a key is put
+        // in its first when that has room, so most are found there.
+        for b in [Self::first(t), Self::second(t)] {
+            for p in [2 * b, 2 * b + 1] {
+                let v = self.cell(p);
+                if v == 0 {
+                    if vacancy == NO_CELL {
+                        vacancy = p;
+                    }
+                } else if v >> Self::ID_BITS == want {
+                    let id = usize::from(v & Self::CELL_ID) - 1;
+                    if self
+                        .slots
+                        .get(id)
+                        .is_some_and(|s| s.tag == tag && same_key(&s.key, key))
+                    {
+                        return Ok(id);
+                    }
                 }
-            } else if Self::dist(p, s.tag) < d {
-                return Err(p);
             }
-            p = Self::next(p);
         }
-        Err(p)
+        Err(vacancy)
     }
 
-    /// Points index cell `p` — where a probe for slot `id`'s key stopped — at slot
-    /// `id`, moving the keys from `p` to the run's end one cell on (their order, and
-    /// so Robin Hood order, kept). Returns where the cell at `watch` went (the
-    /// evicted key's, whose slot `id` already is).
-    ///
-    /// Slots keep no pointer back to their cell (a move is one halfword load and
-    /// store): [`cell_of`](Self::cell_of) finds a slot's cell by probing.
-    fn index_insert_at(&mut self, p: usize, id: usize, watch: usize) -> usize {
-        let mut carry = self.cell(p);
-        self.set_cell(p, (id + 1) as u16);
-        let (mut from, mut watched) = (p, watch);
-        for _ in 0..Self::CELLS {
-            if carry == 0 {
-                break;
-            }
-            let q = Self::next(from);
-            let v = self.cell(q);
-            self.set_cell(q, carry);
-            if from == watch {
-                watched = q;
-            }
-            (carry, from) = (v, q);
-        }
-        watched
+    /// [`find_or_vacancy`](Self::find_or_vacancy) when the index is given up
+    /// ([`rebuild`](Self::rebuild)): every slot compared.
+    #[cold]
+    #[inline(never)]
+    fn scan_for(&self, key: &K, tag: u32) -> Result<usize, usize> {
+        self.slots
+            .iter()
+            .position(|s| s.tag == tag && s.key == *key)
+            .ok_or(NO_CELL)
     }
 
-    /// The index cell of slot `id` (it holds a key): the probe from its key's home
-    /// cell, as long as the key's run up to it (Robin Hood order keeps it short: 1.5
-    /// cells on average at load ½).
+    /// The index cell of slot `id` (it holds a key), [`NO_CELL`] if none.
     fn cell_of(&self, id: usize) -> usize {
         let Some(s) = self.slots.get(id) else {
-            return 0;
+            return NO_CELL;
         };
-        let want = (id + 1) as u16;
-        let mut p = Self::home(s.tag);
-        for _ in 0..Self::CELLS {
-            if self.cell(p) == want {
-                return p;
-            }
-            p = Self::next(p);
-        }
-        p
+        let want = Self::cell_value(s.tag, id);
+        let (b1, b2) = self.buckets(s.tag);
+        [2 * b1, 2 * b1 + 1, 2 * b2, 2 * b2 + 1]
+            .into_iter()
+            .find(|&p| self.cell(p) == want)
+            .unwrap_or(NO_CELL)
     }
 
-    /// Indexes slot `id` under `tag` (its key absent, a free cell certain: load ≤ ½).
+    /// Indexes slot `id` under `tag` (its key absent; at most `N` keys in `2N`
+    /// cells): into a free cell of its buckets, else by moving keys to their other
+    /// buckets ([`MAX_MOVES`] at most, then [`rebuild`](Self::rebuild)).
     fn index_insert(&mut self, tag: u32, id: usize) {
-        let mut p = Self::home(tag);
-        for d in 0..Self::CELLS {
-            let v = self.cell(p) as usize;
-            match v.checked_sub(1).and_then(|i| self.slots.get(i)) {
-                Some(s) if Self::dist(p, s.tag) >= d => p = Self::next(p),
-                _ => break,
-            }
+        if self.scan {
+            return;
         }
-        self.index_insert_at(p, id, usize::MAX);
+        let (b1, b2) = self.buckets(tag);
+        let v = Self::cell_value(tag, id);
+        if let Some(p) = [2 * b1, 2 * b1 + 1, 2 * b2, 2 * b2 + 1]
+            .into_iter()
+            .find(|&p| self.cell(p) == 0)
+        {
+            self.set_cell(p, v);
+        } else if !self.displace(b1, v) {
+            self.rebuild();
+        }
     }
 
-    /// Frees index cell `p` and moves the rest of its run back one cell until a key
-    /// at its home or a free cell (Robin Hood backward shift: no tombstones, the
-    /// order kept).
-    fn index_remove(&mut self, p: usize) {
-        let mut hole = p;
-        for _ in 0..Self::CELLS {
-            let j = Self::next(hole);
-            let v = self.cell(j);
-            let Some(s) = (v as usize).checked_sub(1).and_then(|i| self.slots.get(i)) else {
-                break;
+    /// Puts cell value `v` into bucket `b`, moving the key it displaces to its
+    /// other bucket, and so on: whether a free cell was reached within
+    /// [`MAX_MOVES`] (if not, the last key displaced is in no cell).
+    #[cold]
+    #[inline(never)]
+    fn displace(&mut self, mut b: usize, mut v: u16) -> bool {
+        for k in 0..MAX_MOVES as u32 {
+            // Which cell of the bucket to take: a bit mixed from the move's number
+            // and the key in hand, a random walk. (By the number alone, or by the
+            // key alone, the walk cycles: in a Python model of a churning 128-key
+            // table one insertion in 8 000–40 000 found no place; mixed, none in
+            // 900 000.)
+            let tag = self
+                .slots
+                .get(usize::from(v & Self::CELL_ID).wrapping_sub(1))
+                .map_or(0, |s| s.tag);
+            let x = (tag ^ k.wrapping_mul(WALK.0)).wrapping_mul(WALK.1);
+            let p = 2 * b + (x >> 31) as usize;
+            let out = self.cell(p);
+            self.set_cell(p, v);
+            v = out;
+            let Some(s) = usize::from(v & Self::CELL_ID)
+                .checked_sub(1)
+                .and_then(|i| self.slots.get(i))
+            else {
+                return v == 0;
             };
-            if Self::home(s.tag) == j {
-                break;
+            let (b1, b2) = self.buckets(s.tag);
+            b = if b == b1 { b2 } else { b1 };
+            if let Some(q) = [2 * b, 2 * b + 1].into_iter().find(|&q| self.cell(q) == 0) {
+                self.set_cell(q, v);
+                return true;
             }
-            self.set_cell(hole, v);
-            hole = j;
         }
-        self.set_cell(hole, 0);
+        false
+    }
+
+    /// Indexes every slot afresh under a new salt (the buckets' choice), when an
+    /// insertion found no place: a few times, then gives the index up for good —
+    /// until [`clear`](Self::clear) — and compares keys slot by slot
+    /// ([`scan_for`](Self::scan_for)). Keyed digests make the first rare (a churning
+    /// 128-key table never needed more than 18 moves of the [`MAX_MOVES`] in a
+    /// model); only slots decoded from crafted bytes, their tags chosen to collide,
+    /// reach the second.
+    #[cold]
+    #[inline(never)]
+    fn rebuild(&mut self) {
+        'salt: for _ in 0..REBUILDS {
+            self.salt = (self.salt + 7) % 32;
+            self.index = [[0; 2]; N];
+            for id in 0..self.slots.len() {
+                let Some(&Slot { tag, .. }) = self.slots.get(id) else {
+                    continue;
+                };
+                let (b1, b2) = self.buckets(tag);
+                let v = Self::cell_value(tag, id);
+                if let Some(p) = [2 * b1, 2 * b1 + 1, 2 * b2, 2 * b2 + 1]
+                    .into_iter()
+                    .find(|&p| self.cell(p) == 0)
+                {
+                    self.set_cell(p, v);
+                } else if !self.displace(b1, v) {
+                    continue 'salt;
+                }
+            }
+            return;
+        }
+        self.scan = true;
+    }
+
+    /// Frees index cell `p` ([`NO_CELL`]: nothing).
+    #[inline(always)]
+    fn index_remove(&mut self, p: usize) {
+        self.set_cell(p, 0);
     }
 
     #[inline(always)]
@@ -671,22 +775,21 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         if self.slots.is_empty() {
             return;
         }
-        // The evicted key's cell, found before its slot takes the new key's tag.
+        // The evicted key's cell, found before its slot takes the new key's tag, is
+        // freed; the new key goes to the free cell its probe found, or (both its
+        // buckets were full) wherever an insertion puts it.
         let old_cell = self.cell_of(id as usize);
         let Some(s) = self.slots.get_mut(id as usize) else {
             return;
         };
-        // The new key takes its place in the index first (load ≤ (N + 1)/2N for a
-        // moment), moving the evicted key's cell along if it lies past it; then that
-        // cell is freed: the backward shift may move the new key's cell (found by
-        // probing from the new tag, which the slot already holds).
-        *s = Slot {
-            key,
-            error,
-            tag: tag_of(h),
-        };
-        let old_cell = self.index_insert_at(vacancy, id as usize, old_cell);
+        let tag = tag_of(h);
+        *s = Slot { key, error, tag };
         self.index_remove(old_cell);
+        if vacancy != NO_CELL && self.cell(vacancy) == 0 && !self.scan {
+            self.set_cell(vacancy, Self::cell_value(tag, id as usize));
+        } else {
+            self.index_insert(tag, id as usize);
+        }
         if let Some(e) = self.heap.first_mut() {
             *e = pack(count, id);
         }
@@ -773,6 +876,8 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         self.index = [[0; 2]; N];
         self.pending = 0;
         self.pending2 = 0;
+        self.salt = 0;
+        self.scan = false;
     }
 
     /// Bytes [`encode`](Self::encode) writes: `4 + len·(L + 20)`.
@@ -935,30 +1040,29 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
                 "position"
             );
         }
+        if self.scan {
+            for s in &self.slots {
+                let h = KeyHash::from_u64((s.tag as u64) << 32);
+                assert!(self
+                    .find(&s.key, h)
+                    .is_some_and(|i| self.slots[i].key == s.key));
+            }
+            return;
+        }
         let mut used = 0;
-        for p in 0..Self::CELLS {
-            let v = self.cell(p) as usize;
+        for p in 0..2 * N {
+            let v = self.cell(p);
             if v != 0 {
                 used += 1;
-                assert_eq!(self.cell_of(v - 1), p, "found by its probe");
-                // Robin Hood order: a key off its home follows an occupied cell whose
-                // key is at least as far from its own home, less one.
-                let d = Self::dist(p, self.slots[v - 1].tag);
-                if d > 0 {
-                    let q = (p + Self::CELLS - 1) % Self::CELLS;
-                    let u = self.cell(q) as usize;
-                    assert!(u != 0, "run unbroken");
-                    assert!(
-                        Self::dist(q, self.slots[u - 1].tag) + 1 >= d,
-                        "Robin Hood order"
-                    );
-                }
-                let h = KeyHash::from_u64((self.slots[v - 1].tag as u64) << 32);
-                assert_eq!(
-                    self.find(&self.slots[v - 1].key, h),
-                    Some(v - 1),
-                    "findable"
-                );
+                let id = usize::from(v & Self::CELL_ID) - 1;
+                assert!(id < n, "a cell of a live slot");
+                let tag = self.slots[id].tag;
+                assert_eq!(v, Self::cell_value(tag, id), "the slot's tag bits");
+                let (b1, b2) = self.buckets(tag);
+                assert!(p / 2 == b1 || p / 2 == b2, "in one of its buckets");
+                assert_eq!(self.cell_of(id), p, "found by its probe");
+                let h = KeyHash::from_u64((tag as u64) << 32);
+                assert_eq!(self.find(&self.slots[id].key, h), Some(id), "findable");
             }
         }
         assert_eq!(used, n);
@@ -978,8 +1082,8 @@ mod tests {
     #[test]
     fn random_operations_keep_invariants() {
         random_operations::<13>(40, 20_000);
-        // The monitor's size, keys churning through a full index (Robin Hood order,
-        // back pointers and every key findable after each operation).
+        // The monitor's size, keys churning through a full index (every cell in one
+        // of its key's buckets, every key findable after each operation).
         random_operations::<128>(400, 6_000);
     }
 
@@ -1103,6 +1207,94 @@ mod tests {
         heap.clear();
         heap.check();
         assert_eq!(heap.len(), 0);
+    }
+
+    /// Churn through a full 128-key index moves keys to their other buckets now
+    /// and then (both of a new key's buckets full): every move keeps every key
+    /// findable (`check` after each operation, in `random_operations`), and no
+    /// insertion gives up on the salt.
+    #[test]
+    fn cuckoo_moves_happen_and_keep_every_key() {
+        let mut heap = KeyHeap::<u64, 128>::new();
+        let (mut moved, mut k) = (0, 0u64);
+        while heap.len() < 128 {
+            heap.push(k, h(k), k, 0);
+            k += 1;
+        }
+        for _ in 0..100_000 {
+            let before = heap.index;
+            let Err(vacancy) = heap.find_or_vacancy(&k, h(k)) else {
+                unreachable!("a new key")
+            };
+            heap.replace_min_at(vacancy, k, h(k), k, 0);
+            // Cells other than the evicted key's and the new key's changed: a move.
+            let changed = before
+                .as_flattened()
+                .iter()
+                .zip(heap.index.as_flattened())
+                .filter(|(a, b)| a != b)
+                .count();
+            moved += usize::from(changed > 2);
+            k += 1;
+        }
+        heap.check();
+        assert!(moved > 1_000, "moves: {moved}");
+        assert_eq!((heap.salt, heap.scan), (0, false));
+    }
+
+    /// Five keys whose tags pick the same two buckets (four cells) cannot all be
+    /// indexed: the insertion of the fifth rebuilds the index under another salt,
+    /// where they spread.
+    #[test]
+    fn a_full_bucket_pair_rebuilds_under_another_salt() {
+        let mut heap = KeyHeap::<u64, 16>::new();
+        let mut by_pair = std::collections::HashMap::<(usize, usize), std::vec::Vec<u32>>::new();
+        let mut tags = (1u32..).map(|t| t.wrapping_mul(0x2545_f491));
+        let crowd = tags
+            .find_map(|t| {
+                let v = by_pair.entry(heap.buckets(t)).or_default();
+                v.push(t);
+                (v.len() == 5).then(|| v.clone())
+            })
+            .unwrap();
+        for (i, &t) in crowd.iter().enumerate() {
+            heap.push(i as u64, KeyHash::from_u64(u64::from(t) << 32), 1, 0);
+            heap.check();
+        }
+        assert_ne!(heap.salt, 0, "rebuilt");
+        assert!(!heap.scan);
+        for (i, &t) in crowd.iter().enumerate() {
+            let h = KeyHash::from_u64(u64::from(t) << 32);
+            assert_eq!(heap.find(&(i as u64), h), Some(i));
+        }
+        heap.clear();
+        assert_eq!(heap.salt, 0);
+    }
+
+    /// Keys that share one tag (slots decoded from crafted bytes, say) pick the same
+    /// buckets under every salt: past four of them the index is given up, and every
+    /// operation still finds every key, slot by slot, until `clear`.
+    #[test]
+    fn identical_tags_fall_back_to_comparing_every_slot() {
+        let mut heap = KeyHeap::<u64, 16>::new();
+        let tag = KeyHash::from_u64(0xdead_beef_0000_0000);
+        for k in 0..16u64 {
+            heap.push(k, tag, k + 1, 0);
+            heap.check();
+        }
+        assert!(heap.scan, "given up");
+        for k in 16..40u64 {
+            assert_eq!(heap.find(&k, tag), None);
+            let m = heap.min_count().unwrap();
+            heap.replace_min(k, tag, m + 1, m);
+            heap.check();
+            assert!(heap.find(&k, tag).is_some());
+        }
+        assert_eq!(heap.find(&0, tag), None, "evicted");
+        heap.clear();
+        assert!(!heap.scan);
+        heap.push(1, h(1), 1, 0);
+        heap.check();
     }
 
     #[test]
