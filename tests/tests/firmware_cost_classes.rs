@@ -71,8 +71,8 @@ const P999_PINS: [(&str, u64); 14] = [
     ("ddos-v4", 1_160 + 80),
     ("ddos-v6", 1_320 + 80),
     ("ddos-multi", 1_320 + 80),
-    ("scan-hidden", 1_240 + 80),
-    ("mix", 1_360 + 80),
+    ("scan-hidden", 1_200 + 80),
+    ("mix", 1_320 + 80),
 ];
 
 /// One class's figures from its `epoch_cost:` line.
