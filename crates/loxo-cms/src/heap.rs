@@ -414,6 +414,15 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// Cortex-M4 instructions.
     #[inline]
     pub(crate) fn find_or_vacancy(&self, key: &K, h: KeyHash) -> Result<usize, usize> {
+        self.find_or_vacancy_inline(key, h)
+    }
+
+    /// [`find_or_vacancy`](Self::find_or_vacancy) inlined, for the one call site
+    /// where a probe is part of a flood's eviction (`SpaceSaving::update_unmonitored`):
+    /// out of line it costs the call and the setup again (inlined everywhere, the
+    /// firmware no longer fits its flash).
+    #[inline(always)]
+    pub(crate) fn find_or_vacancy_inline(&self, key: &K, h: KeyHash) -> Result<usize, usize> {
         let tag = tag_of(h);
         if self.scan {
             return self.scan_for(key, tag);

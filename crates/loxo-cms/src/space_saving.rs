@@ -171,7 +171,7 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         } else {
             0
         };
-        match self.heap.find_or_vacancy(key, hash) {
+        match self.heap.find_or_vacancy_inline(key, hash) {
             Ok(id) => self.heap.add(id, weight),
             Err(_) if !full => self.heap.push(*key, hash, weight, 0),
             Err(vacancy) => {
