@@ -482,9 +482,14 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// cells): into a free cell of its buckets, else by moving keys to their other
     /// buckets ([`MAX_MOVES`] at most, then [`rebuild`](Self::rebuild)).
     fn index_insert(&mut self, tag: u32, id: usize) {
-        if self.scan {
-            return;
+        if !self.scan && !self.index_place(tag, id) {
+            self.rebuild();
         }
+    }
+
+    /// Puts slot `id` under `tag` into a free cell of its buckets, else by moving
+    /// keys ([`displace`](Self::displace)): whether every key has a cell after.
+    fn index_place(&mut self, tag: u32, id: usize) -> bool {
         let (b1, b2) = self.buckets(tag);
         let v = Self::cell_value(tag, id);
         if let Some(p) = [2 * b1, 2 * b1 + 1, 2 * b2, 2 * b2 + 1]
@@ -492,8 +497,9 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
             .find(|&p| self.cell(p) == 0)
         {
             self.set_cell(p, v);
-        } else if !self.displace(b1, v) {
-            self.rebuild();
+            true
+        } else {
+            self.displace(b1, v)
         }
     }
 
@@ -551,14 +557,7 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
                 let Some(&Slot { tag, .. }) = self.slots.get(id) else {
                     continue;
                 };
-                let (b1, b2) = self.buckets(tag);
-                let v = Self::cell_value(tag, id);
-                if let Some(p) = [2 * b1, 2 * b1 + 1, 2 * b2, 2 * b2 + 1]
-                    .into_iter()
-                    .find(|&p| self.cell(p) == 0)
-                {
-                    self.set_cell(p, v);
-                } else if !self.displace(b1, v) {
+                if !self.index_place(tag, id) {
                     continue 'salt;
                 }
             }
