@@ -976,7 +976,7 @@ impl<const N: usize> FlowMonitor<N> {
         self.flows.clear();
         self.sources.clear();
         self.sources_sip = self.blocklist.is_some();
-        self.new.end_epoch(flows);
+        self.new.end_epoch(flows, self.frames);
         self.blocklisted_flows = 0;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;

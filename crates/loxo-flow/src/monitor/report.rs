@@ -188,7 +188,9 @@ pub struct Report<const N: usize = DEFAULT_CANDIDATES> {
     /// says so, and the figure is then only a lower bound (up to those false positives).
     pub blocklisted_flows: u64,
     /// True when this epoch put more than [`NEW_FLOW_CAPACITY`] flows into the
-    /// new-flow filter: `blocklisted_flows` is then a lower bound, not a count.
+    /// new-flow filter, or sampled its flows (past the design load, or from its
+    /// first frame after an epoch that was a flood): `blocklisted_flows` is then a
+    /// lower bound, not a count.
     pub blocklisted_saturated: bool,
     /// The largest candidate flows with a blocklisted endpoint, with their bounds: the
     /// certain elephants among them first, then by the ranking measure's upper bound
