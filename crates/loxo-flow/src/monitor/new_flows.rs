@@ -438,10 +438,6 @@ pub(super) struct NewFlows {
     overloaded: bool,
     /// `overloaded` of the last epoch, at its end.
     before_overloaded: bool,
-    /// The last epoch was a flood: more than half of its frames were first frames
-    /// ([`is_flood`] of its frames and its flows HLL's figure), so this one started
-    /// at [`FLOOD_LEVEL`].
-    flood: bool,
     /// The level this epoch files from once past the design load, planned from the
     /// last epoch's distinct flows ([`plan`]; 0: no plan).
     plan: u8,
@@ -481,7 +477,6 @@ impl NewFlows {
             sampling: 0,
             overloaded: false,
             before_overloaded: false,
-            flood: false,
             plan: 0,
             salt: SALTS[0],
         }
@@ -685,8 +680,8 @@ impl NewFlows {
         // most of the epoch start's evictions); any other starts filing every flow
         // (level 0), within the design load exactly. `observe` jumps to the planned
         // level once this one is past the design load.
-        self.flood = is_flood(frames, flows as u32);
-        self.set_level(if self.flood { FLOOD_LEVEL } else { 0 });
+        let flood = is_flood(frames, flows as u32);
+        self.set_level(if flood { FLOOD_LEVEL } else { 0 });
         self.salt = self.salt.rotate_left(32);
     }
 
