@@ -122,7 +122,7 @@ pub(crate) const CONFIG: Config = Config {
     policy: EpochPolicy::Reset,
 };
 static mut MONITOR: Monitor = Monitor::with_candidates(CONFIG);
-/// The DDoS participants' sketches: `loxo_flow::FirmwareParticipants` (≈ 10.4 KiB),
+/// The DDoS participants' sketches: `loxo_flow::FirmwareParticipants` (≈ 10.5 KiB),
 /// fed with each flow's first frame by [`feed`], sampled under a budget of one
 /// sampled pair per `2^`[`PARTICIPANTS_RATE_SHIFT`] frames.
 pub(crate) type Parts = FirmwareParticipants;
@@ -416,9 +416,12 @@ fn feed(monitor: &mut Monitor, frame: &[u8]) -> bool {
     }
     // The closure captures nothing: a reference to the participants held across the
     // monitor's path costs it a register (measured: 4–6 instructions per frame).
-    monitor.feed_observing(frame, &CONFIG, |key, src, frames| {
-        parts().offer(key, src, frames as u32);
-    })
+    monitor.feed_observing_idle(
+        frame,
+        &CONFIG,
+        |key, src, frames| parts().offer(key, src, frames as u32),
+        || parts().idle(),
+    )
 }
 
 /// The participants' sketches. Every use is a short borrow that ends with its

@@ -548,6 +548,7 @@ impl<const N: usize> FlowMonitor<N> {
             epoch,
             || parse_frame_weighted(frame, byte_weight),
             |_, _, _| {},
+            || {},
         )
     }
 
@@ -587,6 +588,7 @@ impl<const N: usize> FlowMonitor<N> {
             config.epoch_packets,
             || parse_frame_weighted(frame, config.byte_weight),
             |_, _, _| {},
+            || {},
         )
     }
 
@@ -639,6 +641,58 @@ impl<const N: usize> FlowMonitor<N> {
             config.epoch_packets,
             || parse_frame_weighted(frame, config.byte_weight),
             first,
+            || {},
+        )
+    }
+
+    /// [`feed_observing`](Self::feed_observing), and `idle()` called on every **quiet**
+    /// frame: a frame of a flow that is one of the candidates (with
+    /// [`EpochPolicy::Reset`], the firmware's), whose count grew and nothing else ran —
+    /// no new-flow filing, no source digest, no admission into the candidates, no
+    /// Count-Min gate: the cheapest frames of the per-frame path, about half of an
+    /// ordinary stream's and the elephants' frames in a flood. A device puts off work
+    /// there that would otherwise fall on its costliest frames:
+    /// [`SampledParticipants::idle`](crate::SampledParticipants::idle) does a waiting
+    /// sampled offer's sketch work, so that no offer's work adds to a filing's
+    /// (issue 27). `idle` is called before `first` (which a quiet frame never calls
+    /// within the new-flow filter's design load).
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::{Config, FlowMonitor};
+    ///
+    /// const CONFIG: Config = Config::with_seed(Seed::new(0x5eed, 0x1234));
+    /// let mut m = FlowMonitor::new(CONFIG);
+    /// let mut frame = [0u8; 60];
+    /// frame[12..14].copy_from_slice(&[0x08, 0x00]); // IPv4
+    /// frame[14] = 0x45;
+    /// frame[16..18].copy_from_slice(&46u16.to_be_bytes());
+    /// frame[23] = 17; // UDP
+    /// let (mut firsts, mut quiet) = (0, 0);
+    /// for _ in 0..3 {
+    ///     m.feed_observing_idle(&frame, &CONFIG, |_, _, _| firsts += 1, || quiet += 1);
+    /// }
+    /// assert_eq!((firsts, quiet), (1, 2)); // filed and admitted (a push), then quiet twice
+    /// ```
+    #[inline(always)]
+    pub fn feed_observing_idle(
+        &mut self,
+        frame: &[u8],
+        config: &Config,
+        first: impl FnMut(&FlowKey, u32, u64),
+        idle: impl FnMut(),
+    ) -> bool {
+        debug_assert_eq!(
+            config, &self.config,
+            "feed_observing_idle: not the configuration"
+        );
+        self.count(
+            config.share_of,
+            config.policy,
+            config.epoch_packets,
+            || parse_frame_weighted(frame, config.byte_weight),
+            first,
+            idle,
         )
     }
 
@@ -657,6 +711,7 @@ impl<const N: usize> FlowMonitor<N> {
                 self.config.epoch_packets,
                 || Ok(p),
                 |_, _, _| {},
+                || {},
             ),
             Err(CapturedError::Malformed(e)) => self.count(
                 self.config.share_of,
@@ -664,6 +719,7 @@ impl<const N: usize> FlowMonitor<N> {
                 self.config.epoch_packets,
                 || Err(e),
                 |_, _, _| {},
+                || {},
             ),
             Err(CapturedError::Snapped { .. }) => {
                 self.frames = self.frames.saturating_add(1);
@@ -691,6 +747,7 @@ impl<const N: usize> FlowMonitor<N> {
         epoch_packets: u32,
         parse: impl FnOnce() -> Result<Parsed, ParseError>,
         mut on_first: impl FnMut(&FlowKey, u32, u64),
+        mut on_quiet: impl FnMut(),
     ) -> bool {
         self.frames = self.frames.saturating_add(1);
         match parse() {
@@ -736,6 +793,9 @@ impl<const N: usize> FlowMonitor<N> {
                         if let Some(w) = self.admitted.get_mut(word) {
                             *w |= bit;
                         }
+                    } else if known {
+                        // Neither filed nor admitted: a quiet frame.
+                        on_quiet();
                     }
                     false
                 } else if policy == EpochPolicy::Reset {
@@ -749,12 +809,19 @@ impl<const N: usize> FlowMonitor<N> {
                     if candidate {
                         // The gate did not run: the frame's sketch update is here.
                         self.sketch.add_hash(h, ranked, other);
+                        // A quiet frame: work put off from filings' frames.
+                        on_quiet();
                     }
                     candidate
                 } else {
                     known = self.new.observe(h, self.frames);
                     let upper = self.sketch.add_hash_estimate(h, ranked, other);
                     self.top.update_bounded(&f.key, h, ranked, upper);
+                    if known {
+                        // Quiet as far as the filter goes (this policy's updates do
+                        // not say whether they admitted).
+                        on_quiet();
+                    }
                     false
                 };
                 if !candidate {

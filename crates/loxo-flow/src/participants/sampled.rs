@@ -7,7 +7,7 @@ use loxo_core::mix64;
 use super::{Participants, ParticipantsConfig, ParticipantsReport, REPORT_PHASES};
 use crate::FlowKey;
 
-/// The firmware's layout: ≈ 10.4 KiB ([`SampledParticipants::MEMORY_BYTES`] pins
+/// The firmware's layout: ≈ 10.5 KiB ([`SampledParticipants::MEMORY_BYTES`] pins
 /// it): fan-out and fan-in `Spreaders<IpAddr, 128, 8, 128>` (4 240 bytes each: 128
 /// registers per key in a pool of 2 048, 128 cells), the vertical sketch
 /// `Spreaders<Endpoints, 128, 8, 16>` (1 712 bytes: a pool as large, 16 cells —
@@ -56,7 +56,8 @@ pub type FirmwareParticipants = SampledParticipants<128, 8, 128, 8, 16>;
 ///
 /// # Memory
 ///
-/// [`Participants`]' and 24 bytes ([`MEMORY_BYTES`](Self::MEMORY_BYTES)).
+/// [`Participants`]' and 216 bytes: the level's state and four waiting offers of
+/// 48 bytes ([`MEMORY_BYTES`](Self::MEMORY_BYTES)).
 ///
 /// ```
 /// use loxo_core::Seed;
@@ -112,7 +113,25 @@ pub struct SampledParticipants<
     /// The closed epoch's report in progress: its next phase and the epoch's
     /// frames (offers are ignored meanwhile).
     closing: Option<(u8, u64)>,
+    /// Sampled offers whose sketch work waits for a quiet frame
+    /// ([`idle`](Self::idle)): `waiting[..queued]`.
+    waiting: [Waiting; WAITING],
+    queued: u8,
 }
+
+/// A sampled offer whose sketch work waits ([`SampledParticipants::idle`]): the flow,
+/// its source's digest and what was sampled (bit 0 the pair, bit 1 the triple).
+#[derive(Clone, Copy, PartialEq)]
+struct Waiting {
+    key: FlowKey,
+    src: u32,
+    parts: u8,
+}
+
+/// Sampled offers that may wait at once: an offer that finds them all waiting does
+/// its own work at once. At the level's budget (one sampled offer in 16 frames) one
+/// is rarely waiting when the next comes.
+const WAITING: usize = 4;
 
 /// Cells a candidate must hold to be estimated at the epoch's end
 /// ([`Spreaders::report_screened`](loxo_spread::Spreaders::report_screened)): a
@@ -149,6 +168,12 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             rate_shift: if rate_shift > 31 { 31 } else { rate_shift },
             sampled: 0,
             closing: None,
+            waiting: [Waiting {
+                key: FlowKey::v4([0; 4], [0; 4], 0, 0, 0),
+                src: 0,
+                parts: 0,
+            }; WAITING],
+            queued: 0,
         }
     }
 
@@ -170,7 +195,15 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// passes, the count saturated to 32 bits). Repeats of a flow change nothing but the cost.
     ///
     /// Inlined: the draws and their comparison (a dozen instructions for IPv4);
-    /// the sampled offers' work is out of line.
+    /// the sampled offers' work is out of line. A sampled offer's **sketch work** (the
+    /// destination's digest, the pair digest, three sketch updates: about 250
+    /// Cortex-M4 instructions) waits for a quiet frame — the caller's
+    /// [`idle`](Self::idle) — up to four at once; an offer that finds four waiting
+    /// does its own at once. The level's bookkeeping is not put off. Nothing a report
+    /// says depends on when the work is done: the sketches keep register maxima and
+    /// cells decided by each pair's hash, whatever the order, and
+    /// [`flush`](Self::flush), [`close`](Self::close) and
+    /// [`end_epoch`](Self::end_epoch) do every waiting offer first.
     #[inline(always)]
     pub fn offer(&mut self, key: &FlowKey, src: u32, frames: u32) {
         let (x, y) = self.draws(key, src);
@@ -202,10 +235,64 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             self.level += 1;
             self.limit = u32::MAX >> self.level;
         }
-        let (pair, triple) = (x <= self.limit, y <= self.limit);
-        if pair || triple {
-            let dst = self.inner.address_digest(key.dst_bytes());
-            self.inner.observe_parts(key, src, dst, pair, triple);
+        let parts = u8::from(x <= self.limit) | u8::from(y <= self.limit) << 1;
+        if parts == 0 {
+            return;
+        }
+        match self.waiting.get_mut(usize::from(self.queued)) {
+            Some(w) => {
+                w.key = *key;
+                w.src = src;
+                w.parts = parts;
+                self.queued += 1;
+            }
+            None => self.observe(key, src, parts),
+        }
+    }
+
+    /// A sampled offer's sketch work.
+    #[inline(always)]
+    fn observe(&mut self, key: &FlowKey, src: u32, parts: u8) {
+        let dst = self.inner.address_digest(key.dst_bytes());
+        self.inner
+            .observe_parts(key, src, dst, parts & 1 != 0, parts & 2 != 0);
+    }
+
+    /// A quiet frame — one that took none of a monitor's costly steps (a candidate's
+    /// frame: [`FlowMonitor::feed_observing_idle`](crate::FlowMonitor::feed_observing_idle)
+    /// calls it there) — does the sketch work of one waiting sampled offer: so that a
+    /// sampled offer's work never adds to a filing's on one frame (the costliest
+    /// frames of ordinary traffic on a Cortex-M4, whose offers all come on filed
+    /// frames: issue 27). Inlined: a load and a branch when nothing waits.
+    #[inline(always)]
+    pub fn idle(&mut self) {
+        if self.queued != 0 {
+            self.work_one();
+        }
+    }
+
+    /// Sampled offers whose sketch work is waiting (at most four).
+    #[must_use]
+    pub const fn waiting(&self) -> usize {
+        self.queued as usize
+    }
+
+    /// Does the sketch work of every waiting sampled offer.
+    pub fn flush(&mut self) {
+        while self.queued != 0 {
+            self.work_one();
+        }
+    }
+
+    /// The sketch work of the last waiting offer.
+    #[inline(never)]
+    fn work_one(&mut self) {
+        let Some(n) = self.queued.checked_sub(1) else {
+            return;
+        };
+        self.queued = n;
+        if let Some(&Waiting { key, src, parts }) = self.waiting.get(usize::from(n)) {
+            self.observe(&key, src, parts);
         }
     }
 
@@ -225,6 +312,7 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// under a flood) runs one step per frame after the close: the next epoch then
     /// misses the offers of its first few frames (one per step, five steps).
     pub fn close(&mut self, frames: u64) {
+        self.flush();
         self.closing = Some((0, frames));
         // No draw is at most 0 but 0 itself: `offer` leaves at once.
         self.limit = 0;
@@ -297,6 +385,7 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             .field("rate_shift", &self.rate_shift)
             .field("closing", &self.closing)
             .field("sampled", &self.sampled)
+            .field("waiting", &self.queued)
             .finish_non_exhaustive()
     }
 }

@@ -288,3 +288,85 @@ fn sampled_report_in_steps_and_a_steady_level() {
     assert_eq!(v.address, core::net::IpAddr::from([192, 0, 2, 10]));
     assert!(v.contains(16_384.0), "{v}");
 }
+
+/// A sampled offer's sketch work put off to quiet frames changes nothing a report
+/// says: fed the same offers, participants that do each waiting offer's work on the
+/// next frame, on every seventh, or never (four wait, then each offer does its own;
+/// the close does the waiting ones) hold the same sketches and report the same.
+#[test]
+fn waiting_offers_change_no_report() {
+    type P = SampledParticipants<64, 8, 64, 8, 16>;
+    let c = config((2, 100));
+    let offer = |p: &mut P, i: u32| {
+        let key = match i % 3 {
+            // A scanner (IPv4), a flood onto an IPv6 victim, ordinary flows.
+            0 => FlowKey::v4([198, 51, 100, 7], v4(0x0a00_0000 | i), 40_000, 22, 6),
+            1 => FlowKey::v6(
+                [
+                    0x20,
+                    0x01,
+                    0x0d,
+                    0xb8,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    (i >> 8) as u8,
+                    i as u8,
+                ],
+                [
+                    0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+                ],
+                1234,
+                443,
+                6,
+            ),
+            _ => FlowKey::v4(
+                v4(i.wrapping_mul(2_654_435_761)),
+                [192, 0, 2, 80],
+                5_000,
+                (i % 97) as u16,
+                17,
+            ),
+        };
+        let src = p.participants().address_digest(key.src_bytes());
+        p.offer(&key, src, i + 1);
+    };
+    let mut runs = Vec::new();
+    for every in [1u32, 7, 0] {
+        let mut p = Box::new(P::new(c, 3));
+        let (mut reports, mut sketches) = (Vec::new(), Vec::new());
+        let mut most_waiting = 0;
+        for epoch in 0..2u32 {
+            for i in 0..16_384u32 {
+                offer(&mut p, epoch << 16 | i);
+                most_waiting = most_waiting.max(p.waiting());
+                if every != 0 && i % every == 0 {
+                    p.idle();
+                }
+            }
+            if every == 0 {
+                assert_eq!(p.waiting(), 4);
+            }
+            p.flush();
+            assert_eq!(p.waiting(), 0);
+            sketches.push(p.participants().clone());
+            let mut r = ParticipantsReport::<8>::new();
+            p.end_epoch(&mut r, 16_384);
+            reports.push(std::format!("{r:?}"));
+        }
+        assert!((1..=4).contains(&most_waiting), "{most_waiting}");
+        if every == 0 {
+            assert_eq!(most_waiting, 4);
+        }
+        runs.push((sketches, reports));
+    }
+    assert!(runs[0] == runs[1] && runs[0] == runs[2]);
+    assert!(runs[0].1[1].contains("198.51.100.7"), "{}", runs[0].1[1]);
+}
