@@ -685,6 +685,12 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
         }
     }
 
+    /// Whether a deferred sift waits.
+    #[inline(always)]
+    pub(crate) const fn sift_waiting(&self) -> bool {
+        self.pending != 0
+    }
+
     #[inline(never)]
     fn settle_both(&mut self) {
         let (p, p2) = (self.pending as usize, self.pending2 as usize);

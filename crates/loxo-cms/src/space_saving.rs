@@ -286,6 +286,32 @@ impl<K: Copy + Eq, const N: usize> SpaceSaving<K, N> {
         self.heap.settle();
     }
 
+    /// Whether a deferred sift waits (see [`settle_some`](Self::settle_some)): the
+    /// next update that changes the summary finishes it first, at the cost of up to
+    /// two sifts down the heap. A caller that puts work off to cheap updates skips
+    /// the one that will pay for it.
+    ///
+    /// ```
+    /// use loxo_cms::{SpaceSaving, TopK};
+    /// use loxo_core::Seed;
+    /// let seed = Seed::new(1, 2);
+    /// let h = |k: u32| seed.hash(&k.to_le_bytes());
+    /// let mut ss = SpaceSaving::<u32, 64>::new();
+    /// for k in 0..64u32 {
+    ///     ss.update_bounded(&k, h(k), 10, 10);
+    /// }
+    /// assert!(!ss.sift_waiting());
+    /// ss.update_unmonitored(&100, h(100), 1, 20); // evicts, sifts one level
+    /// assert!(ss.sift_waiting());
+    /// ss.settle();
+    /// assert!(!ss.sift_waiting());
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub fn sift_waiting(&self) -> bool {
+        self.heap.sift_waiting()
+    }
+
     /// The smallest monitored count (`≤ total / N` once full), 0 when not full.
     ///
     /// Every key that is **not** monitored has true weight `≤ min_count()`

@@ -646,11 +646,12 @@ impl<const N: usize> FlowMonitor<N> {
     }
 
     /// [`feed_observing`](Self::feed_observing), and `idle()` called on every **quiet**
-    /// frame: a frame of a flow that is one of the candidates (with
-    /// [`EpochPolicy::Reset`], the firmware's), whose count grew and nothing else ran —
-    /// no new-flow filing, no source digest, no admission into the candidates, no
-    /// Count-Min gate: the cheapest frames of the per-frame path, about half of an
-    /// ordinary stream's and the elephants' frames in a flood. A device puts off work
+    /// frame: with [`EpochPolicy::Reset`] (the firmware's), a frame of a flow that is
+    /// one of the candidates, whose count grew and nothing else ran — no new-flow
+    /// filing, no admission, no Count-Min gate, no deferred sift of the heap finished
+    /// ([`SpaceSaving::sift_waiting`](loxo_cms::SpaceSaving::sift_waiting)) — or a frame
+    /// that was neither filed nor admitted into the candidates: the cheapest frames
+    /// of the per-frame path. A device puts off work
     /// there that would otherwise fall on its costliest frames:
     /// [`SampledParticipants::idle`](crate::SampledParticipants::idle) does a waiting
     /// sampled offer's sketch work, so that no offer's work adds to a filing's
@@ -799,6 +800,9 @@ impl<const N: usize> FlowMonitor<N> {
                     }
                     false
                 } else if policy == EpochPolicy::Reset {
+                    // A candidate's frame finishes any deferred sift first (up to two
+                    // sifts down the heap): then it is no quiet frame.
+                    let settling = self.top.sift_waiting();
                     let frames = self.frames;
                     let (new, sketch, k) = (&mut self.new, &mut self.sketch, &mut known);
                     let candidate = self.top.update_gated(&f.key, h, ranked, || {
@@ -810,7 +814,9 @@ impl<const N: usize> FlowMonitor<N> {
                         // The gate did not run: the frame's sketch update is here.
                         self.sketch.add_hash(h, ranked, other);
                         // A quiet frame: work put off from filings' frames.
-                        on_quiet();
+                        if !settling {
+                            on_quiet();
+                        }
                     }
                     candidate
                 } else {
