@@ -794,8 +794,9 @@ impl<const N: usize> FlowMonitor<N> {
                         if let Some(w) = self.admitted.get_mut(word) {
                             *w |= bit;
                         }
-                    } else if known {
-                        // Neither filed nor admitted: a quiet frame.
+                    } else if known && !self.top.sift_waiting() {
+                        // Neither filed nor admitted, nor moving a deferred sift on:
+                        // a quiet frame.
                         on_quiet();
                     }
                     false
