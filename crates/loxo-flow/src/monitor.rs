@@ -631,18 +631,7 @@ impl<const N: usize> FlowMonitor<N> {
         config: &Config,
         first: impl FnMut(&FlowKey, u32, u64),
     ) -> bool {
-        debug_assert_eq!(
-            config, &self.config,
-            "feed_observing: not the configuration"
-        );
-        self.count(
-            config.share_of,
-            config.policy,
-            config.epoch_packets,
-            || parse_frame_weighted(frame, config.byte_weight),
-            first,
-            || {},
-        )
+        self.feed_observing_idle(frame, config, first, || {})
     }
 
     /// [`feed_observing`](Self::feed_observing), and `idle()` called on every **quiet**
