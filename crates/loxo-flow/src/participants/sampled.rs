@@ -177,7 +177,8 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
         }
     }
 
-    /// The sketches.
+    /// The sketches — without the sampled offers still waiting
+    /// ([`waiting`](Self::waiting); [`flush`](Self::flush) does them).
     #[must_use]
     pub const fn participants(&self) -> &Participants<S, W, C, VW, VC> {
         &self.inner
@@ -258,8 +259,9 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             .observe_parts(key, src, dst, parts & 1 != 0, parts & 2 != 0);
     }
 
-    /// A quiet frame — one that took none of a monitor's costly steps (a candidate's
-    /// frame: [`FlowMonitor::feed_observing_idle`](crate::FlowMonitor::feed_observing_idle)
+    /// A quiet frame — one that took none of a monitor's costly steps (no filing, no
+    /// admission, no deferred heap sift:
+    /// [`FlowMonitor::feed_observing_idle`](crate::FlowMonitor::feed_observing_idle)
     /// calls it there) — does the sketch work of one waiting sampled offer: so that a
     /// sampled offer's work never adds to a filing's on one frame (the costliest
     /// frames of ordinary traffic on a Cortex-M4, whose offers all come on filed
