@@ -640,7 +640,9 @@ impl<const N: usize> FlowMonitor<N> {
     /// filing, no admission, no Count-Min gate, no deferred sift of the heap finished
     /// ([`SpaceSaving::sift_waiting`](loxo_cms::SpaceSaving::sift_waiting)) — or a frame
     /// that was neither filed nor admitted into the candidates: the cheapest frames
-    /// of the per-frame path. A device puts off work
+    /// of the per-frame path. (With the other policies, every frame the new-flow
+    /// filter knows: their updates do not say whether they admitted.) A device puts
+    /// off work
     /// there that would otherwise fall on its costliest frames:
     /// [`SampledParticipants::idle`](crate::SampledParticipants::idle) does a waiting
     /// sampled offer's sketch work, so that no offer's work adds to a filing's
