@@ -132,7 +132,13 @@ pub(crate) const PARTICIPANTS: ParticipantsConfig = ParticipantsConfig::device(S
 /// The sampling budget's `log2` frames per sampled offer: 16 (`SampledParticipants`;
 /// the added cost per frame is measured in `firmware/README.md`).
 const PARTICIPANTS_RATE_SHIFT: u8 = 4;
-static mut PARTS: Parts = Parts::new(PARTICIPANTS, PARTICIPANTS_RATE_SHIFT);
+/// A fresh device's first epoch samples at the level a flood of one-packet flows
+/// needs (`SampledParticipants::starting_at`): at level 0 a flood's first frames
+/// each carried an offer's full sketch work (no quiet frame to leave it to) on top of
+/// the candidates' push and the new-flow filing.
+const PARTICIPANTS_FIRST_LEVEL: u8 = PARTICIPANTS_RATE_SHIFT + 1;
+static mut PARTS: Parts =
+    Parts::new(PARTICIPANTS, PARTICIPANTS_RATE_SHIFT).starting_at(PARTICIPANTS_FIRST_LEVEL);
 /// Built with `LOXO_NO_PARTICIPANTS` set: no frame is offered to the participants'
 /// sketches — the baseline the per-frame cost they add is measured against
 /// (`firmware/README.md`).

@@ -502,10 +502,11 @@ fn evaluate_firmware(i: usize, r: &Run, seed: u64, epochs: u64) -> (Score, Vec<(
     let mut monitor = Box::new(FlowMonitor::<128>::with_candidates(config));
     // Fed as the firmware feeds it: a sampled offer's sketch work waits for a quiet
     // frame (`SampledParticipants::idle`).
-    let p = std::cell::RefCell::new(Box::new(FirmwareParticipants::new(
-        ParticipantsConfig::device(key),
-        4,
-    )));
+    // A fresh device starts at the level a flood needs (`starting_at`), as the
+    // firmware's does.
+    let p = std::cell::RefCell::new(Box::new(
+        FirmwareParticipants::new(ParticipantsConfig::device(key), 4).starting_at(5),
+    ));
     let mut monitor_report = Box::new(Report::<128>::with_candidates());
     let mut reports = Vec::new();
     let mut truths: Vec<FrameTruth> = Vec::new();
@@ -537,7 +538,7 @@ fn evaluate_firmware(i: usize, r: &Run, seed: u64, epochs: u64) -> (Score, Vec<(
         .iter()
         .map(|r| (r.sampling, r.sampling_rose))
         .collect();
-    // An epoch whose level rose (a fresh device's first, a flood's onset) is biased
+    // An epoch whose level rose (a flood's onset after quieter traffic) is biased
     // upwards and says so (`sampling_rose`): scored apart.
     for (rep, t) in reports.iter().zip(&truth).filter(|(r, _)| !r.sampling_rose) {
         score(r.name, rep, t, &designed, 0.02, &mut s);

@@ -29,6 +29,9 @@
 //! in clusters) does not finish it: it moves it at least two levels deep, out of
 //! reach of its own first level, and leaves its own sift waiting second — at most
 //! two wait, finished in order, so the heap ends exactly as eager sifts leave it.
+//! A third eviction finishes the first sift in full; to keep that off evictions'
+//! frames, quiet updates move the first on further while two wait
+//! ([`KeyHeap::settle_some_or`]).
 //! Readers of heap order (reports, encodings) read the heap as the finished sifts
 //! would leave it, computed along their paths. Counts
 //! and bounds are final at once. Under a flood of one-packet flows, where an eviction
@@ -706,8 +709,17 @@ impl<K: Copy + Eq, const N: usize> KeyHeap<K, N> {
     /// that changed nothing in the heap).
     #[inline]
     pub(crate) fn settle_some(&mut self, levels: usize) {
+        self.settle_some_or(levels, levels);
+    }
+
+    /// [`settle_some`](Self::settle_some), by at most `crowded` levels while two
+    /// sifts wait: the next eviction would otherwise finish the first in full on its
+    /// own frame (an update admitting nothing has the time to spare).
+    #[inline]
+    pub(crate) fn settle_some_or(&mut self, levels: usize, crowded: usize) {
         if self.pending != 0 {
             let p = self.pending as usize;
+            let levels = if self.pending2 != 0 { crowded } else { levels };
             self.pending = self.sift_down_for(p, levels) as u16;
             if self.pending == 0 {
                 self.pending = self.pending2;
@@ -1161,6 +1173,7 @@ mod tests {
             match x % 5 {
                 0 => lazy.settle_some(1),
                 1 => lazy.settle_some(2),
+                2 => lazy.settle_some_or(1, 3),
                 _ => {}
             }
             if step % 997 == 0 {

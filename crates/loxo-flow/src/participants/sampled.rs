@@ -177,6 +177,32 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
         }
     }
 
+    /// The same sketches starting at sampling level `level` (at most 31) instead of
+    /// 0: for a device that must keep its per-frame budget from its first frame on,
+    /// whatever its traffic. At level `rate_shift + 1` even a flood of one-packet
+    /// flows — every frame a first frame, each sampled with probability about
+    /// `2·2^−level` — stays within one sampled offer per `2^rate_shift` frames, so
+    /// the level need not rise in the first epoch. The price: the first epoch's
+    /// figures come from fewer pairs (a wider σ, still unbiased); the epochs after
+    /// it plan their level from the offers as before.
+    ///
+    /// ```
+    /// use loxo_core::Seed;
+    /// use loxo_flow::{FirmwareParticipants, ParticipantsConfig};
+    ///
+    /// let config = ParticipantsConfig::device(Seed::new(1, 2));
+    /// let p = Box::new(FirmwareParticipants::new(config, 4).starting_at(5));
+    /// assert_eq!(p.level(), 5);
+    /// ```
+    #[must_use]
+    pub const fn starting_at(mut self, level: u8) -> Self {
+        let level = if level > 31 { 31 } else { level };
+        self.level = level;
+        self.start_level = level;
+        self.limit = u32::MAX >> level;
+        self
+    }
+
     /// The sketches — without the sampled offers still waiting
     /// ([`waiting`](Self::waiting); [`flush`](Self::flush) does them).
     #[must_use]
