@@ -43,8 +43,9 @@
 //! tag, which a sift never touches ([`KeyHeap::find_or_vacancy`]). A lookup reads
 //! at most four cells and compares a key only where the tag's bits match; an
 //! eviction frees one cell and fills one, moving no other key unless both of the
-//! new key's buckets are full (then keys move to their other buckets, a random
-//! walk; if none frees a cell, the index is rebuilt under another salt, and
+//! new key's buckets are full (then one of their four keys moves to its other
+//! bucket if that has a free cell, else keys move in a random walk; if none frees a
+//! cell, the index is rebuilt under another salt, and
 //! after a few salts — only crafted tags get there — given up for a scan of the
 //! slots until [`KeyHeap::clear`]). Lookup, insert, increase and replace-minimum
 //! are O(log N) plus an expected O(1) index step. Against the Robin Hood table it
