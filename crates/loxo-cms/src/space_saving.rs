@@ -4,6 +4,7 @@ use loxo_core::KeyHash;
 
 use crate::entry::Entry;
 use crate::heap::KeyHeap;
+use crate::topk::TopK;
 
 /// Levels of a deferred sift ([`SpaceSaving::settle_some`]) that a gated update
 /// admitting nothing moves on: about 40 Cortex-M4 instructions each.
@@ -14,11 +15,10 @@ const SETTLE_LEVELS: usize = 2;
 /// eviction would finish the first sift in full on its own frame, on top of its own
 /// work: so a gated update admitting nothing moves the first on further. On the
 /// firmware's traffic classes (`firmware_cost_classes`, Cortex-M4) six levels took
-/// the tail (p99.9) of four classes of 14 down one or two 40-instruction ticks,
-/// mix's to 1 120, and changed no mean; four levels did as much on three, a full
-/// sift did less (two classes a tick worse).
+/// the tail (p99.9) of four classes of 14 down one 40-instruction tick each (mix's
+/// to 1 120) and changed no mean; four levels did as much on three, the whole sift
+/// two ticks fewer.
 const SETTLE_LEVELS_CROWDED: usize = 6;
-use crate::topk::TopK;
 
 /// Space-Saving (Metwally, Agrawal & El Abbadi 2005): top-k with `N` monitored keys
 /// and deterministic error bounds, weighted updates.

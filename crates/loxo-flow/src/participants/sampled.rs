@@ -181,8 +181,9 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// 0: for a device that must keep its per-frame budget from its first frame on,
     /// whatever its traffic. At level `rate_shift + 1` even a flood of one-packet
     /// flows — every frame a first frame, each sampled with probability about
-    /// `2·2^−level` — stays within one sampled offer per `2^rate_shift` frames, so
-    /// the level need not rise in the first epoch. The price: the first epoch's
+    /// `2·2^−level` — samples about one offer per `2^rate_shift` frames, the budget,
+    /// so the level need not rise in the first epoch (its binomial spread stays
+    /// within [`SLACK`](Self::SLACK)). The price: the first epoch's
     /// figures come from fewer pairs (a wider σ, still unbiased); the epochs after
     /// it plan their level from the offers as before.
     ///
