@@ -182,8 +182,9 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
     /// whatever its traffic. At level `rate_shift + 1` even a flood of one-packet
     /// flows — every frame a first frame, each sampled with probability about
     /// `2·2^−level` — samples about one offer per `2^rate_shift` frames, the budget,
-    /// so the level need not rise in the first epoch (its binomial spread stays
-    /// within [`SLACK`](Self::SLACK)). The price: the first epoch's
+    /// so the level need not rise in the first epoch (it rises if the draws run
+    /// [`SLACK`](Self::SLACK) offers ahead: over a 16 384-frame flood, about 2.5
+    /// binomial σ). The price: the first epoch's
     /// figures come from fewer pairs (a wider σ, still unbiased); the epochs after
     /// it plan their level from the offers as before.
     ///
