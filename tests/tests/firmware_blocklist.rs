@@ -8,6 +8,9 @@
 //!   2·2⁻⁸ per other flow, + 4σ; ≥ exact − the new-flow filters' misses, at most
 //!   the register-Bloom theory's rate at the true flow count, − 4σ), and is not
 //!   flagged saturated (the demo stays below the filter's design load);
+//! * `blocklisted: estimate=` (the count weighed by each flow's inclusion
+//!   probability) lies within 4 of its `sigma=` of the exact number, plus the
+//!   blocklist's false positives;
 //! * every `blocklisted_flow:` line is a flow of that epoch whose exact IP bytes lie
 //!   in its bounds, and the heaviest truly blocklisted flow of each full epoch is
 //!   listed;
@@ -152,6 +155,15 @@ fn firmware_counts_and_lists_blocklisted_flows() {
         assert!(
             got <= truly + fp && got >= truly - miss,
             "epoch {i}: {got} vs {truly} (+{fp:.1} / −{miss:.1})"
+        );
+        // The estimate (the count weighed by each flow's inclusion probability):
+        // within 4 of its σ of the exact figure, plus the false positives.
+        let est: f64 = s["estimate"].parse().unwrap();
+        let sigma: f64 = s["sigma"].parse().unwrap();
+        println!("epoch {i}: estimated {est} ± {sigma:.1}");
+        assert!(
+            est >= got && est <= truly + 4.0 * sigma + fp && est >= truly - 4.0 * sigma - 1.0,
+            "epoch {i}: estimate {est} ± {sigma:.1} vs {truly} (+{fp:.1})"
         );
         hits += truly as u64;
         let l = listed.remove(&i).unwrap_or_default();

@@ -303,13 +303,16 @@ fn print_blocklisted(r: &EpochResult) {
         return;
     }
     let saturated = if r.report.blocklisted_saturated {
-        " SATURATED (a lower bound: more flows than the new-flow filter holds)"
+        " (the count is a lower bound past the new-flow filter's design load; the estimate is not)"
     } else {
         ""
     };
     println!(
-        "  blocklisted flows {} (exact flows the blocklist matches {}){saturated}",
-        r.report.blocklisted_flows, r.exact_blocklisted
+        "  blocklisted flows {} ± {:.0} (counted {}; exact flows the blocklist matches {}){saturated}",
+        r.report.blocklisted_estimate,
+        r.report.blocklisted_sigma,
+        r.report.blocklisted_flows,
+        r.exact_blocklisted
     );
     for e in &r.report.blocklisted {
         println!(
@@ -434,6 +437,8 @@ fn to_json(
                 "blocklisted": (r.report.blocklist_len > 0).then(|| json!({
                     "flows": r.report.blocklisted_flows,
                     "saturated": r.report.blocklisted_saturated,
+                    "estimate": r.report.blocklisted_estimate,
+                    "sigma": r.report.blocklisted_sigma,
                     "exact_flows_matched": r.exact_blocklisted,
                     "largest": r.report.blocklisted.iter().map(|e| json!({
                         "key": e.key.to_string(),

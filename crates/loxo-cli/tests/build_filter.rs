@@ -281,6 +281,16 @@ fn top_counts_the_blocklisted_flows() {
         );
         assert!(matched > 50, "{matched}");
         assert_eq!(b["saturated"], false);
+        // The estimate weighs each flow found by the inverse of its chance to be
+        // checked: within 4σ of the matched flows (no false positive here, as above).
+        let (est, sigma) = (
+            b["estimate"].as_u64().unwrap() as f64,
+            b["sigma"].as_f64().unwrap(),
+        );
+        assert!(
+            est >= got as f64 && (est - matched as f64).abs() <= 4.0 * sigma + 1.0,
+            "{est} ± {sigma} of {matched}"
+        );
         listed += b["largest"].as_array().unwrap().len();
     }
     assert!(listed > 0);

@@ -146,8 +146,8 @@ const ETHERTYPE_AT: usize = 12;
 ///
 /// `N·72 + 8` (candidates and their map of admitted digests) + 19.9 KiB
 /// (the flow sketch) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 360 bytes; the default
-/// is reported by [`FlowMonitor::memory_bytes`]: 65 208 bytes ≤ 64 KiB (pinned by a
-/// test), 55 992 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 976`.
+/// is reported by [`FlowMonitor::memory_bytes`]: 65 224 bytes ≤ 64 KiB (pinned by a
+/// test), 56 008 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 992`.
 /// Per frame: one parse, one HalfSipHash-1-3 of the 13/37-byte key (from a
 /// precomputed [`HalfSipKey`]: 32-bit rounds, see its docs for the seed's secrecy),
 /// one 3-row update of the flow sketch (both measures), and a bit of the map of digests admitted
@@ -215,6 +215,9 @@ pub struct FlowMonitor<const N: usize = DEFAULT_CANDIDATES> {
     sources_sip: bool,
     /// Flows this epoch with a blocklisted endpoint.
     blocklisted_flows: u64,
+    /// The same flows' inclusion weights: the estimate past the new-flow filter's
+    /// design load ([`Report::blocklisted_estimate`]).
+    blocklisted_weights: new_flows::FiledSum,
     epoch: u32,
     frames: u64,
     /// Frames whose headers the capture's snap length cut
@@ -350,6 +353,7 @@ impl<const N: usize> FlowMonitor<N> {
             block_sip: SipKey::new(config.seed),
             sources_sip: false,
             blocklisted_flows: 0,
+            blocklisted_weights: new_flows::FiledSum::ZERO,
             epoch: 0,
             frames: 0,
             snapped: 0,
@@ -362,8 +366,10 @@ impl<const N: usize> FlowMonitor<N> {
 
     /// Checks each flow's source and destination against `blocklist` from now on
     /// (`None`: no blocklist), on the flow's first frame of each epoch;
-    /// [`Report::blocklisted_flows`] counts the flows found and
-    /// [`Report::blocklisted`] lists the largest. The filter must be keyed with the
+    /// [`Report::blocklisted_flows`] counts the flows found,
+    /// [`Report::blocklisted_estimate`] estimates them also past the new-flow
+    /// filter's design load and [`Report::blocklisted`] lists the largest. The
+    /// filter must be keyed with the
     /// monitor's [`Config::seed`] (`loxo build-filter --seed`).
     ///
     /// A blocklist holds SipHash-1-3 digests of addresses, the monitor's other
@@ -841,19 +847,15 @@ impl<const N: usize> FlowMonitor<N> {
                         // the distinct-source sketch and the first frame's lookups.
                         let src = f.key.src_sip_hash(&self.block_sip);
                         self.sources.insert_hash(src);
-                        if let (false, Some(b)) = (known, &self.blocklist) {
-                            if listed(b, &self.block_sip, src, &f.key) {
-                                self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
-                            }
+                        if !known && self.blocklist.is_some() {
+                            self.check_blocklist(src, &f.key);
                         }
                     } else {
                         self.sources.insert_hash(source_digest(sd));
-                        if let (false, Some(b)) = (known, &self.blocklist) {
+                        if !known && self.blocklist.is_some() {
                             // Set during this epoch: its sources keep their digest.
                             let src = f.key.src_sip_hash(&self.block_sip);
-                            if listed(b, &self.block_sip, src, &f.key) {
-                                self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
-                            }
+                            self.check_blocklist(src, &f.key);
                         }
                     }
                     on_first(&f.key, sd, self.frames);
@@ -938,17 +940,41 @@ impl<const N: usize> FlowMonitor<N> {
         })
     }
 
-    /// The blocklist's part of the report: the count, its saturation, and the
-    /// largest candidates with a blocklisted endpoint (`threshold`: θ's, for their
-    /// `certain` flag).
-    fn report_blocklisted(&self, out: &mut Report<N>, threshold: u64) {
+    /// A flow's first frame, filed, with a blocklist: its endpoints looked up (`src`:
+    /// its source's SipHash) and, if listed, the flow counted and weighed by its
+    /// inclusion weight for the estimate. Out of line, its lookups and float work
+    /// off the per-frame path (inlined there they took 2.7 KB of flash, and the
+    /// path's registers).
+    #[inline(never)]
+    fn check_blocklist(&mut self, src: loxo_core::KeyHash, key: &FlowKey) {
+        if let Some(b) = &self.blocklist {
+            if listed(b, &self.block_sip, src, key) {
+                self.blocklisted_flows = self.blocklisted_flows.saturating_add(1);
+                self.blocklisted_weights.add(self.new.filed_weight());
+            }
+        }
+    }
+
+    /// The blocklist's part of the report: the count, its estimate and saturation,
+    /// and the largest candidates with a blocklisted endpoint (`threshold`: θ's, for
+    /// their `certain` flag; `flows`: the epoch's distinct flows, as estimated).
+    fn report_blocklisted(&self, out: &mut Report<N>, threshold: u64, flows: f64) {
         out.blocklisted.clear();
         out.blocklisted_flows = self.blocklisted_flows;
+        out.blocklisted_estimate = 0;
+        out.blocklisted_sigma = 0.0;
         out.blocklisted_saturated = false;
         let Some(b) = &self.blocklist else {
             out.blocklist_len = 0;
             return;
         };
+        // Read before the new-flow filter closes its epoch: the weight a flow filed
+        // now would have.
+        let (estimate, sigma) = self
+            .blocklisted_weights
+            .figures(self.new.weight_now(), flows as f32);
+        out.blocklisted_estimate = (estimate.max(0.0) + 0.5) as u64;
+        out.blocklisted_sigma = sigma;
         out.blocklist_len = u32::try_from(b.len()).unwrap_or(u32::MAX);
         out.blocklisted_saturated = self.new.overloaded();
         for e in self.top.entries() {
@@ -1024,7 +1050,7 @@ impl<const N: usize> FlowMonitor<N> {
             untracked = untracked.min(below_share);
         }
         out.elephants_complete = untracked < threshold;
-        self.report_blocklisted(out, threshold);
+        self.report_blocklisted(out, threshold, flows);
         match self.config.policy {
             EpochPolicy::Reset => {
                 self.top.clear();
@@ -1043,6 +1069,7 @@ impl<const N: usize> FlowMonitor<N> {
         self.sources_sip = self.blocklist.is_some();
         self.new.end_epoch(flows, self.frames);
         self.blocklisted_flows = 0;
+        self.blocklisted_weights = new_flows::FiledSum::ZERO;
         self.epoch = self.epoch.wrapping_add(1);
         self.frames = 0;
         self.snapped = 0;

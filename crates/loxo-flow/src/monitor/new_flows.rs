@@ -429,6 +429,11 @@ pub(super) struct NewFlows {
     held: u64,
     /// Σ w_A·(w_A − 1) over the same.
     held_variance: f32,
+    /// The flow (its number in `taken`) whose filing last raised `level`, and the
+    /// level it was filed at: [`filed_weight`](Self::filed_weight) of that flow. Kept
+    /// by [`set_level`](Self::set_level), nothing on the per-frame path.
+    raised_at: u32,
+    level_before: u8,
     /// Sampling levels: this epoch's (current) and the previous epoch's (final).
     level: u8,
     before_level: u8,
@@ -447,6 +452,40 @@ pub(super) struct NewFlows {
     /// The salt of this epoch's filter's digests (one of the two [`SALTS`],
     /// alternating; the last epoch's is the other, `salt.rotate_left(32)`).
     salt: u64,
+}
+
+/// A Horvitz–Thompson sum over filed flows: `Σ w` (in `1/ONE` units, as the new-flow
+/// count keeps its own) and `Σ w(w − 1)`, `w` each flow's
+/// [`filed_weight`](NewFlows::filed_weight).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct FiledSum {
+    units: u64,
+    variance: f32,
+}
+
+impl FiledSum {
+    pub(super) const ZERO: Self = Self {
+        units: 0,
+        variance: 0.0,
+    };
+
+    /// Adds one filed flow of weight `w`.
+    pub(super) fn add(&mut self, w: f32) {
+        self.units = self.units.saturating_add(u64::from((w * ONE + 0.5) as u32));
+        self.variance += w * (w - 1.0);
+    }
+
+    /// The estimate `Σ w`, and its standard deviation: `√(Σ w(w − 1) + c)`, `c` =
+    /// `w_e(w_e − 1)` for one more flow at the epoch's weight `w_e` (capped at
+    /// `flows`, the epoch's distinct flows) — a continuity term, as the new-flow
+    /// count's: with no flow found, the sum alone would claim `σ = 0`.
+    pub(super) fn figures(&self, w_e: f32, flows: f32) -> (f32, f32) {
+        let c = w_e.min(flows.max(1.0)) * (w_e - 1.0);
+        (
+            self.units as f32 / ONE,
+            libm::sqrtf(self.variance + c.max(0.0)),
+        )
+    }
 }
 
 /// The new-flow figures of a closed epoch.
@@ -472,6 +511,8 @@ impl NewFlows {
             counted_variance: 0.0,
             held: 0,
             held_variance: 0.0,
+            raised_at: 0,
+            level_before: 0,
             level: 0,
             before_level: 0,
             sampling: 0,
@@ -574,6 +615,12 @@ impl NewFlows {
     /// This epoch's sampling level, the rate at which it rises next, and what
     /// follows from it (`sampling`, `overloaded`).
     fn set_level(&mut self, level: u8) {
+        // A flow's filing may raise the level twice (a trigger, then the plan): the
+        // level it was filed at is the one before the first.
+        if self.raised_at != self.taken {
+            self.raised_at = self.taken;
+            self.level_before = self.level;
+        }
         self.level = level;
         self.next_trigger = trigger(level);
         self.sampling = level.max(self.before_level);
@@ -600,6 +647,37 @@ impl NewFlows {
         };
         *sum = sum.saturating_add(units);
         *variance += w * (w - 1.0);
+    }
+
+    /// The inclusion weight of the flow the last [`observe`](Self::observe) filed,
+    /// read right after it: `2^s/(1 − p_A)`, `s` the level it was filed at and `p_A`
+    /// `seen`'s rate. A flow's first frame files it with probability `1/w` — it is
+    /// sampled (`level_of ≥ s`, probability `2^−s`) and `seen` does not take it for
+    /// known — so a sum of `w` over the flows filed that have a property is a
+    /// Horvitz–Thompson estimate of the epoch's flows that have it, with variance
+    /// estimated by `Σ w(w − 1)` over the same flows.
+    ///
+    /// `p_A` is the rate after the flow's own insertion (what it was before is not
+    /// kept: two stores on every filed frame cost the firmware's flood classes
+    /// 2–5 instructions per frame on average). The two differ by one word's rate
+    /// change over the filter's 768 words — at most `(1 − (59/64)^5)/768 < 5·10⁻⁴`
+    /// (five bits set in a word of 59) — so the weight is high by less than
+    /// `5·10⁻⁴/(1 − p_A)` of itself (0.1 % at `p_A` = 0.5): far below the estimate's
+    /// σ. The level is exact: a flow whose filing raised it was filed at the one
+    /// before.
+    pub(super) fn filed_weight(&self) -> f32 {
+        let level = if self.taken == self.raised_at {
+            self.level_before
+        } else {
+            self.level
+        };
+        scale_full(level) / FULL.wrapping_sub(self.rate_sum).max(1) as f32
+    }
+
+    /// The inclusion weight a flow filed now would have: the largest of the epoch so
+    /// far (the level and the rate only rise within an epoch).
+    pub(super) fn weight_now(&self) -> f32 {
+        scale_full(self.level) / FULL.wrapping_sub(self.rate_sum).max(1) as f32
     }
 
     /// Past the design load or sampling: "known" is no longer a reliable "seen
@@ -853,6 +931,35 @@ mod tests {
             assert_eq!(n.level, level, "{per_flow} frames per flow");
             assert!(n.overloaded());
         }
+    }
+
+    /// `filed_weight` of each filed flow: `2^s/(1 − p_A)` at the level the flow was
+    /// filed at — also for the flow whose filing raised the level (a flood's jump
+    /// from 0 to its plan at the design load, weighed 1/(1 − p_A), not 2^6 times
+    /// that) — and `p_A` within one word's rate change of the rate before it.
+    #[test]
+    fn a_filed_flow_weighs_at_the_level_it_was_filed_at() {
+        let cap = u64::from(NEW_FLOW_CAPACITY);
+        let mut n = NewFlows::new(Seed::new(7, 8), 500_000);
+        let (mut frames, mut raised) = (0, 0);
+        for i in 0..4 * cap {
+            frames += 1;
+            let (level, rate) = (n.level, n.rate());
+            if !n.observe(digest(13, i), frames) {
+                let w = n.filed_weight();
+                let exact = f32::from(1u16 << level) / (1.0 - rate);
+                assert!((w / exact - 1.0).abs() < 1e-3, "flow {i}: {w} vs {exact}");
+                if n.level != level {
+                    raised += 1;
+                }
+            }
+        }
+        // The design load's jump to the plan (level 6), at least.
+        assert!(
+            raised >= 1 && n.level >= 6,
+            "{raised} raises, level {}",
+            n.level
+        );
     }
 
     /// With its epoch's length known, a flood past the design load also plans from its

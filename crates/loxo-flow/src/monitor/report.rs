@@ -79,8 +79,8 @@ impl Elephant {
 /// the epoch (see [`FlowMonitor`]'s recall argument). Tying the two through one `N`
 /// is what keeps the report from dropping an elephant.
 ///
-/// Memory: `976 + 96·N` bytes — a 96-byte [`Elephant`] row per candidate, the
-/// totals and [`MAX_BLOCKLISTED`] rows — 25 552 for `N` = 256, 13 264 for 128 (pinned
+/// Memory: `992 + 96·N` bytes — a 96-byte [`Elephant`] row per candidate, the
+/// totals and [`MAX_BLOCKLISTED`] rows — 25 568 for `N` = 256, 13 280 for 128 (pinned
 /// by a test on a 64-bit host).
 ///
 /// ```
@@ -185,13 +185,32 @@ pub struct Report<const N: usize = DEFAULT_CANDIDATES> {
     /// whose addresses are both outside the blocklist is counted with probability ≤
     /// 2·2^−bits (the blocklist's false positives). Past the new-flow filter's design
     /// load the misses grow without bound: [`blocklisted_saturated`](Self::blocklisted_saturated)
-    /// says so, and the figure is then only a lower bound (up to those false positives).
+    /// says so, and the figure is then only a lower bound (up to those false positives);
+    /// [`blocklisted_estimate`](Self::blocklisted_estimate) is the estimate there.
     pub blocklisted_flows: u64,
     /// True when this epoch put more than [`NEW_FLOW_CAPACITY`] flows into the
     /// new-flow filter, or sampled its flows (past the design load, or from its
     /// first frame after an epoch that was a flood): `blocklisted_flows` is then a
     /// lower bound, not a count.
     pub blocklisted_saturated: bool,
+    /// The flows of this epoch with a blocklisted endpoint, **estimated** — also past
+    /// the new-flow filter's design load, where [`blocklisted_flows`](Self::blocklisted_flows)
+    /// is only a lower bound: each flow found counts for the inverse of the
+    /// probability that its first frame was checked at all, `w = 2^s/(1 − p_A)` (the
+    /// new-flow filter samples 1 flow in `2^s` past its design load, and takes a new
+    /// flow for known with its false-positive rate `p_A` at that frame). A
+    /// Horvitz–Thompson sum: unbiased for the flows the blocklist matches, plus its
+    /// false positives (each flow outside it counts with probability ≤ 2·2^−bits,
+    /// also weighed by `w`). Within the design load `w` ≈ 1 and this is the count
+    /// corrected for the filter's few misses. 0 without a blocklist.
+    pub blocklisted_estimate: u64,
+    /// Standard deviation of [`blocklisted_estimate`](Self::blocklisted_estimate), in
+    /// flows: `√(Σ w(w − 1))` over the flows found, plus one more flow at the epoch's
+    /// last weight (so that an epoch that found none under sampling does not claim
+    /// `σ = 0`). `blocklisted_estimate ± 4·sigma` holds the true figure (up to the
+    /// blocklist's false positives) — asserted over seeded floods in
+    /// `tests/tests/monitor_blocklist.rs`.
+    pub blocklisted_sigma: f32,
     /// The largest candidate flows with a blocklisted endpoint, with their bounds: the
     /// certain elephants among them first, then by the ranking measure's upper bound
     /// (descending), as [`elephants`](Self::elephants). Every flow heavier than the candidates'
@@ -243,6 +262,8 @@ impl<const N: usize> Report<N> {
             blocklist_len: 0,
             blocklisted_flows: 0,
             blocklisted_saturated: false,
+            blocklisted_estimate: 0,
+            blocklisted_sigma: 0.0,
             blocklisted: heapless::Vec::new(),
         }
     }
