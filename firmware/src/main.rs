@@ -99,8 +99,8 @@ const _: () = assert!(MIN_VOLUME > 2 * 1_500 && MIN_VOLUME < EPOCH_FRAMES as u64
 /// the report lists every flow at θ. `θ_min = 1/128 ≈ 0.78 %` ≤ θ = 1 % (a θ below
 /// would not build: `FlowMonitor::with_candidates` fails at compile time in the
 /// `static`). 128, not the host's 256: the report's 96-byte rows and the candidates'
-/// 70 bytes each fit the 128 KiB RAM budget at 128 (the monitor 56 008 B, the report
-/// 13 280 B on a 64-bit host), not at 256 (65 224 + 25 568).
+/// 70 bytes each fit the 128 KiB RAM budget at 128 (the monitor 56 016 B, the report
+/// 13 280 B on a 64-bit host), not at 256 (65 232 + 25 568).
 pub(crate) const CANDIDATES: usize = 128;
 /// The monitor: [`CANDIDATES`] Space-Saving candidates.
 pub(crate) type Monitor = FlowMonitor<CANDIDATES>;

@@ -146,8 +146,8 @@ const ETHERTYPE_AT: usize = 12;
 ///
 /// `N·72 + 8` (candidates and their map of admitted digests) + 19.9 KiB
 /// (the flow sketch) + 12 KiB + 768 (HLLs) + 12 KiB (filters) + about 360 bytes; the default
-/// is reported by [`FlowMonitor::memory_bytes`]: 65 224 bytes ≤ 64 KiB (pinned by a
-/// test), 56 008 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 992`.
+/// is reported by [`FlowMonitor::memory_bytes`]: 65 232 bytes ≤ 64 KiB (pinned by a
+/// test), 56 016 at `N` = 128. The [`Report<N>`] it fills is another `96·N + 992`.
 /// Per frame: one parse, one HalfSipHash-1-3 of the 13/37-byte key (from a
 /// precomputed [`HalfSipKey`]: 32-bit rounds, see its docs for the seed's secrecy),
 /// one 3-row update of the flow sketch (both measures), and a bit of the map of digests admitted

@@ -417,18 +417,13 @@ pub(super) struct NewFlows {
     before_gain: f32,
     /// Flows `seen` took this epoch.
     taken: u32,
-    /// Σ w_A over the sampled flows (level ≥ the sampling level, filed into `seen`
-    /// on their first frame, `w_A = 2^s/(1 − p_A)`) that `before` does not hold: the
-    /// counted new flows. In `1/ONE` units.
-    counted: u64,
-    /// Σ w_A·(w_A − 1) over the counted new flows (a sum of positives: an `f32`
-    /// keeps it to about 10^−6).
-    counted_variance: f32,
-    /// Σ w_A over the other sampled flows (`before` holds them), in `1/ONE` units:
-    /// each sampled flow adds to one pair of sums, never two.
-    held: u64,
-    /// Σ w_A·(w_A − 1) over the same.
-    held_variance: f32,
+    /// Σ w_A and Σ w_A·(w_A − 1) over the sampled flows (level ≥ the sampling level,
+    /// filed into `seen` on their first frame, `w_A = 2^s/(1 − p_A)`) that `before`
+    /// does not hold: the counted new flows.
+    counted: FiledSum,
+    /// The same over the other sampled flows (`before` holds them): each sampled flow
+    /// adds to one pair of sums, never two.
+    held: FiledSum,
     /// The flow (its number in `taken`) whose filing last raised `level`, and the
     /// level it was filed at: [`filed_weight`](Self::filed_weight) of that flow. Kept
     /// by [`set_level`](Self::set_level), nothing on the per-frame path.
@@ -454,12 +449,15 @@ pub(super) struct NewFlows {
     salt: u64,
 }
 
-/// A Horvitz–Thompson sum over filed flows: `Σ w` (in `1/ONE` units, as the new-flow
-/// count keeps its own) and `Σ w(w − 1)`, `w` each flow's
-/// [`filed_weight`](NewFlows::filed_weight).
+/// A Horvitz–Thompson sum over filed flows: `Σ w` and `Σ w(w − 1)`, `w` each flow's
+/// inclusion weight ([`filed_weight`](NewFlows::filed_weight)) — the new-flow count's
+/// sums and the blocklist's.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct FiledSum {
+    /// `Σ w` in fixed point, `1/ONE` of a flow (one conversion to `u32` per flow,
+    /// saturating; no drift).
     units: u64,
+    /// `Σ w(w − 1)` (a sum of positives: an `f32` keeps it to about 10^−6).
     variance: f32,
 }
 
@@ -470,22 +468,33 @@ impl FiledSum {
     };
 
     /// Adds one filed flow of weight `w`.
+    #[inline(always)]
     pub(super) fn add(&mut self, w: f32) {
         self.units = self.units.saturating_add(u64::from((w * ONE + 0.5) as u32));
         self.variance += w * (w - 1.0);
     }
 
-    /// The estimate `Σ w`, and its standard deviation: `√(Σ w(w − 1) + c)`, `c` =
-    /// `w_e(w_e − 1)` for one more flow at the epoch's weight `w_e` (capped at
-    /// `flows`, the epoch's distinct flows) — a continuity term, as the new-flow
-    /// count's: with no flow found, the sum alone would claim `σ = 0`.
+    /// `Σ w`.
+    pub(super) fn total(&self) -> f32 {
+        self.units as f32 / ONE
+    }
+
+    /// The estimate `Σ w`, and its standard deviation `√(Σ w(w − 1) + c)`,
+    /// [`continuity`]'s `c` for one more flow at the epoch's weight `w_e` (`flows`:
+    /// the epoch's distinct flows).
     pub(super) fn figures(&self, w_e: f32, flows: f32) -> (f32, f32) {
-        let c = w_e.min(flows.max(1.0)) * (w_e - 1.0);
         (
-            self.units as f32 / ONE,
-            libm::sqrtf(self.variance + c.max(0.0)),
+            self.total(),
+            libm::sqrtf((self.variance + continuity(w_e, flows)).max(0.0)),
         )
     }
+}
+
+/// The continuity term of an HT sum's variance: `w(w − 1)` for one more flow at the
+/// epoch's last weight `w`, capped at the `flows` there are. When a small sample finds
+/// no flow at all, the sum alone would claim `σ = 0`; among thousands it is negligible.
+fn continuity(w: f32, flows: f32) -> f32 {
+    w.min(flows) * (w - 1.0)
 }
 
 /// The new-flow figures of a closed epoch.
@@ -507,10 +516,8 @@ impl NewFlows {
             next_trigger: TRIGGER[0],
             before_gain: 1.0,
             taken: 0,
-            counted: 0,
-            counted_variance: 0.0,
-            held: 0,
-            held_variance: 0.0,
+            counted: FiledSum::ZERO,
+            held: FiledSum::ZERO,
             raised_at: 0,
             level_before: 0,
             level: 0,
@@ -638,15 +645,12 @@ impl NewFlows {
         // free.
         let kept = FULL.wrapping_sub(sum_seen).max(1) as f32;
         let w = scale_full(sampling) / kept;
-        // Fixed point, 1/ONE of a flow: one conversion to u32 (saturating).
-        let units = u64::from((w * ONE + 0.5) as u32);
-        let (sum, variance) = if new {
-            (&mut self.counted, &mut self.counted_variance)
+        let sum = if new {
+            &mut self.counted
         } else {
-            (&mut self.held, &mut self.held_variance)
+            &mut self.held
         };
-        *sum = sum.saturating_add(units);
-        *variance += w * (w - 1.0);
+        sum.add(w);
     }
 
     /// The inclusion weight of the flow the last [`observe`](Self::observe) filed,
@@ -706,20 +710,19 @@ impl NewFlows {
         let sampling = self.level.max(self.before_level);
         let g = self.before_gain;
         // The sums carry w_A = 2^s/(1 − p_A); a counted flow's HT weight is g·w_A.
-        let counted = self.counted as f32 / ONE;
-        let counted_v = self.counted_variance;
+        let (counted, counted_v) = (self.counted.total(), self.counted.variance);
         let ht = g * counted;
         // Σ w(w − 1) over the counted flows, w = g·w_A, plus a continuity term: one
         // more counted flow at the epoch's final weight `last` (no more than the
         // flows there are). When a small sample counts no new flow at all, the sum
         // alone would claim σ = 0.
         let last = g * scale_full(sampling) / FULL.wrapping_sub(self.rate_sum).max(1) as f32;
-        let ht_var = g * g * counted_v + (g * g - g) * counted + last.min(flows) * (last - 1.0);
+        let ht_var = g * g * counted_v + (g * g - g) * counted + continuity(last, flows);
         // Regression on Â, the sampled flows' HT total, whose expectation the flows
         // HLL estimates too: N̂ + b·(F̂ − Â), b = Cov(N̂, Â)/(Var Â + Var F̂).
-        let sampled = counted + self.held as f32 / ONE;
+        let sampled = counted + self.held.total();
         let cov = g * counted_v;
-        let spread = counted_v + self.held_variance + (rse * flows) * (rse * flows);
+        let spread = counted_v + self.held.variance + (rse * flows) * (rse * flows);
         let (b, explained) = if spread > 0.0 {
             (cov / spread, cov * cov / spread)
         } else {
@@ -749,10 +752,8 @@ impl NewFlows {
         self.plan = plan(flows);
         self.rate_sum = 0;
         self.taken = 0;
-        self.counted = 0;
-        self.counted_variance = 0.0;
-        self.held = 0;
-        self.held_variance = 0.0;
+        self.counted = FiledSum::ZERO;
+        self.held = FiledSum::ZERO;
         // An epoch after a flood starts at the flood's level (a flood goes on, as a
         // rule: filing all of its first frames up to the design load put a filing on
         // most of the epoch start's evictions); any other starts filing every flow
