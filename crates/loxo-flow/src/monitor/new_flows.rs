@@ -377,6 +377,15 @@ fn scale_full(level: u8) -> f32 {
     f32::from_bits(FULL_BITS + (u32::from(level.min(MAX_LEVEL)) << 23))
 }
 
+/// The inclusion weight `2^level/(1 − p)` of a flow filed at `level` when `seen`'s
+/// rate sum was `sum` (`p = sum/FULL`). `sum` ≤ FULL (a sum of word rates, each ≤
+/// RATE_ONE: no wrap); a full filter (never reached: the level rises first) weighs as
+/// if one unit were free.
+#[inline(always)]
+fn weight(level: u8, sum: u32) -> f32 {
+    scale_full(level) / FULL.wrapping_sub(sum).max(1) as f32
+}
+
 /// A flow's sampling level: the leading zeros of a salted mix of its digest.
 #[inline]
 fn level_of(h: KeyHash) -> u8 {
@@ -640,11 +649,7 @@ impl NewFlows {
     /// operations and one division, all on first frames.
     #[inline]
     fn count(&mut self, sampling: u8, sum_seen: u32, new: bool) {
-        // sum_seen ≤ FULL (a sum of word rates, each ≤ RATE_ONE: no wrap); a full
-        // filter (never reached: the level rises first) weighs as if one unit were
-        // free.
-        let kept = FULL.wrapping_sub(sum_seen).max(1) as f32;
-        let w = scale_full(sampling) / kept;
+        let w = weight(sampling, sum_seen);
         let sum = if new {
             &mut self.counted
         } else {
@@ -675,13 +680,13 @@ impl NewFlows {
         } else {
             self.level
         };
-        scale_full(level) / FULL.wrapping_sub(self.rate_sum).max(1) as f32
+        weight(level, self.rate_sum)
     }
 
     /// The inclusion weight a flow filed now would have: the largest of the epoch so
     /// far (the level and the rate only rise within an epoch).
     pub(super) fn weight_now(&self) -> f32 {
-        scale_full(self.level) / FULL.wrapping_sub(self.rate_sum).max(1) as f32
+        weight(self.level, self.rate_sum)
     }
 
     /// Past the design load or sampling: "known" is no longer a reliable "seen
@@ -716,7 +721,7 @@ impl NewFlows {
         // more counted flow at the epoch's final weight `last` (no more than the
         // flows there are). When a small sample counts no new flow at all, the sum
         // alone would claim σ = 0.
-        let last = g * scale_full(sampling) / FULL.wrapping_sub(self.rate_sum).max(1) as f32;
+        let last = g * weight(sampling, self.rate_sum);
         let ht_var = g * g * counted_v + (g * g - g) * counted + continuity(last, flows);
         // Regression on Â, the sampled flows' HT total, whose expectation the flows
         // HLL estimates too: N̂ + b·(F̂ − Â), b = Cov(N̂, Â)/(Var Â + Var F̂).
