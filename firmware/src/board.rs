@@ -52,13 +52,22 @@ impl embedded_hal::digital::OutputPin for Led {
     }
 }
 
-/// SysTick as a free-running 24-bit down-counter at the core clock (25 MHz
-/// on mps2-an386). Under `qemu -icount shift=0` one instruction is 1 ns of
-/// virtual time, so one tick is 40 instructions.
+/// SysTick as a free-running 24-bit down-counter at the core clock (25 MHz on
+/// mps2-an386: one tick is 40 ns of virtual time).
+///
+/// Under `qemu -icount shift=7` one instruction is 2⁷ = 128 ns of virtual time, 3.2
+/// ticks, so an interval's ticks give its instruction count exactly ([`insns`]). Under `shift=0` (before) one tick was 40 instructions and a
+/// frame's cost was known only to within 40: a frame of 1 125 instructions read as
+/// 1 120 or 1 160 depending on where in a tick it began, which blurred the per-frame
+/// tail exactly where its budget (1 129) lies.
 pub(crate) struct Ticks(cortex_m::peripheral::SYST);
 
-/// Instructions per SysTick tick under `-icount shift=0` (1 ns / insn, 40 ns / tick).
-pub(crate) const INSNS_PER_TICK: u32 = 40;
+/// The instructions run in an interval of `ticks` SysTick ticks, exactly
+/// ([`cost_hist::insns`](crate::cost_hist::insns): under `-icount shift=7`).
+#[inline(always)]
+pub(crate) const fn insns(ticks: u32) -> u32 {
+    crate::cost_hist::insns(ticks as u64) as u32
+}
 
 impl Ticks {
     pub(crate) fn start(mut syst: cortex_m::peripheral::SYST) -> Self {
@@ -78,6 +87,12 @@ impl Ticks {
     #[inline(always)]
     pub(crate) fn elapsed(earlier: u32, later: u32) -> u32 {
         earlier.wrapping_sub(later) & 0x00FF_FFFF
+    }
+
+    /// Instructions run since SysTick read `earlier` ([`insns`]).
+    #[inline(always)]
+    pub(crate) fn insns_since(&self, earlier: u32) -> u32 {
+        insns(Self::elapsed(earlier, self.now()))
     }
 }
 

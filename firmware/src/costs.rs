@@ -1,7 +1,10 @@
 //! `costs` feature: instructions per call of each per-frame component, measured
-//! under `qemu -icount shift=0` on synthetic IPv4/UDP frames (no NIC needed).
+//! under `qemu -icount shift=7` (exact instruction counts: `board::insns`) on
+//! synthetic IPv4/UDP frames (no NIC needed). Each timed interval stays below
+//! SysTick's wrap (5 242 880 instructions at this shift): a round of `FRAMES` calls
+//! is timed on its own.
 //!
-//! `LOXO_QEMU_ARGS="-icount shift=0" cargo run --release --features costs | cargo run -p xtask -- decode ELF`
+//! `LOXO_QEMU_ARGS="-icount shift=7" cargo run --release --features costs | cargo run -p xtask -- decode ELF`
 //! (or `cargo xtask costs`) prints one `costs:` line per component.
 
 use core::hint::black_box;
@@ -13,7 +16,7 @@ use loxo_flow::{parse_frame, FlowKey, Parsed};
 use loxo_hll::{Hll, Ull};
 use loxo_theta::ThetaSketch;
 
-use crate::board::{Ticks, INSNS_PER_TICK};
+use crate::board::Ticks;
 
 const FRAMES: usize = 1024;
 /// The golden binary fuse filters, as a blocklist in flash.
@@ -85,17 +88,18 @@ fn measure<I: Iterator>(
     items: impl Fn() -> I,
     mut f: impl FnMut(I::Item),
 ) {
-    let t0 = ticks.now();
+    let mut total = 0;
     for _ in 0..ROUNDS {
+        let t0 = ticks.now();
         for x in items() {
             f(x);
         }
+        total += ticks.insns_since(t0);
     }
-    let dt = Ticks::elapsed(t0, ticks.now());
     defmt::info!(
         "costs: {=str} insns_per_call={=u32}",
         name,
-        dt * INSNS_PER_TICK / (FRAMES as u32 * ROUNDS)
+        total / (FRAMES as u32 * ROUNDS)
     );
 }
 
@@ -103,8 +107,8 @@ fn measure<I: Iterator>(
 fn once(ticks: &Ticks, name: &str, f: impl FnOnce()) {
     let t0 = ticks.now();
     f();
-    let dt = Ticks::elapsed(t0, ticks.now());
-    defmt::info!("costs: {=str} insns_once={=u32}", name, dt * INSNS_PER_TICK);
+    let dt = ticks.insns_since(t0);
+    defmt::info!("costs: {=str} insns_once={=u32}", name, dt);
 }
 
 /// Times `f` over `items` once and logs the instructions per item (`count` of them).
@@ -119,12 +123,8 @@ fn per_item<I: Iterator>(
     for x in items {
         f(x);
     }
-    let dt = Ticks::elapsed(t0, ticks.now());
-    defmt::info!(
-        "costs: {=str} insns_per_call={=u32}",
-        name,
-        dt * INSNS_PER_TICK / count
-    );
+    let dt = ticks.insns_since(t0);
+    defmt::info!("costs: {=str} insns_per_call={=u32}", name, dt / count);
 }
 
 /// The digests `d` as keys, each through `black_box`.
@@ -549,11 +549,11 @@ fn flood(ticks: &Ticks, mon: &mut crate::Monitor) {
         for f in frames.iter() {
             black_box(mon.feed_configured(black_box(f), &crate::CONFIG));
         }
-        total += Ticks::elapsed(t0, ticks.now());
+        total += ticks.insns_since(t0);
     }
     defmt::info!(
         "costs: {=str} insns_per_call={=u32}",
         "monitor feed (flood: fresh IPv4 one-packet flows)",
-        total * INSNS_PER_TICK / (FRAMES as u32 * ROUNDS)
+        total / (FRAMES as u32 * ROUNDS)
     );
 }

@@ -122,7 +122,7 @@ impl Step {
     }
 }
 
-/// Ticks the epoch end took: the atomic part and the slices (per step; the `Idle`
+/// Instructions the epoch end took: the atomic part and the slices (per step; the `Idle`
 /// entry counts the datagram pumps), per epoch and over the run.
 #[derive(Debug, Default)]
 struct Costs {
@@ -132,7 +132,7 @@ struct Costs {
     step_max: [u32; Step::ALL.len()],
     step_count: [u32; Step::ALL.len()],
     /// This epoch's export so far (atomic part, slices, its datagram pumps).
-    epoch_ticks: u64,
+    epoch_insns: u64,
     /// Frames read between a close and the end of its export: most over the run.
     spread_max: u64,
 }
@@ -152,8 +152,8 @@ pub(crate) struct Closing {
     led_lit: bool,
     /// The closed epoch's distinct-flow estimate, rounded (the `sketch:` line).
     flows_estimate: u64,
-    /// Ticks the participants' report took at the close.
-    parts_ticks: u32,
+    /// Instructions the participants' report took at the close.
+    parts_insns: u32,
     snap_top: &'static mut SpaceSaving<FlowKey, CANDIDATES>,
     parts: &'static mut PartsReport,
     costs: Costs,
@@ -187,7 +187,7 @@ impl Closing {
             closed_at: 0,
             led_lit: false,
             flows_estimate: 0,
-            parts_ticks: 0,
+            parts_insns: 0,
             snap_top,
             parts,
             costs: Costs::default(),
@@ -249,7 +249,7 @@ impl Closing {
         // The participants' report runs in slices, before the export's
         // (`participants_step`): the sketches stay as they are until it is done.
         parts.close(report.frames);
-        self.parts_ticks = 0;
+        self.parts_insns = 0;
         self.led_lit = led.is_lit();
         let end_ms = export.boot_ms + io.net.now_ms(io.ticks);
         self.times = loxo_ipfix::Times {
@@ -261,9 +261,9 @@ impl Closing {
         self.closed_at = u64::from(totals.frames);
         self.step = Step::Log;
         self.draining = true;
-        let dt = Ticks::elapsed(t0, io.ticks.now());
+        let dt = io.ticks.insns_since(t0);
         self.costs.atomic_max = self.costs.atomic_max.max(dt);
-        self.costs.epoch_ticks = u64::from(dt);
+        self.costs.epoch_insns = u64::from(dt);
     }
 
     /// One step of the closed epoch's participants report, if one is in progress
@@ -278,10 +278,10 @@ impl Closing {
         if parts.report_step(self.parts) {
             self.parts.epoch = self.epoch;
         }
-        let dt = Ticks::elapsed(t0, ticks.now());
-        self.parts_ticks += dt;
+        let dt = ticks.insns_since(t0);
+        self.parts_insns += dt;
         self.costs.parts_step_max = self.costs.parts_step_max.max(dt);
-        self.costs.epoch_ticks += u64::from(dt);
+        self.costs.epoch_insns += u64::from(dt);
         true
     }
 
@@ -332,7 +332,7 @@ impl Closing {
         } else {
             self.run(step, report, export, io);
         }
-        let dt = Ticks::elapsed(t0, io.ticks.now());
+        let dt = io.ticks.insns_since(t0);
         let c = &mut self.costs;
         if let (Some(m), Some(n)) = (
             c.step_max.get_mut(step.index()),
@@ -341,15 +341,15 @@ impl Closing {
             *m = (*m).max(dt);
             *n += 1;
         }
-        c.epoch_ticks += u64::from(dt);
+        c.epoch_insns += u64::from(dt);
         if self.step == Step::Idle && !io.net.busy() {
             // This epoch's export is out: its total, and the frames it spread over.
             self.draining = false;
-            totals.epoch_end_ticks_sum += c.epoch_ticks;
-            totals.epoch_end_ticks_max = totals
-                .epoch_end_ticks_max
-                .max(c.epoch_ticks.min(u64::from(u32::MAX)) as u32);
-            c.epoch_ticks = 0;
+            totals.epoch_end_insns_sum += c.epoch_insns;
+            totals.epoch_end_insns_max = totals
+                .epoch_end_insns_max
+                .max(c.epoch_insns.min(u64::from(u32::MAX)) as u32);
+            c.epoch_insns = 0;
             c.spread_max = c
                 .spread_max
                 .max(u64::from(totals.frames).saturating_sub(self.closed_at));
@@ -380,7 +380,7 @@ impl Closing {
                 Step::LogParticipants
             }
             Step::LogParticipants => {
-                crate::log_participants(self.parts, self.parts_ticks);
+                crate::log_participants(self.parts, self.parts_insns);
                 if self.flows == 0 {
                     Step::EncodeTopK
                 } else {
@@ -446,17 +446,16 @@ impl Closing {
         };
     }
 
-    /// Logs what the epoch ends cost (instructions: ticks × 40 under `-icount`).
+    /// Logs what the epoch ends cost (instructions, exact under `-icount shift=7`).
     pub(crate) fn log_costs(&self) {
-        let insns = |t: u32| t * crate::board::INSNS_PER_TICK;
         let c = &self.costs;
         let slice_max = c.step_max.iter().copied().max().unwrap_or(0);
         defmt::info!(
             "epoch_end: atomic_insns_max={=u32} slice_insns_max={=u32} participants_step_insns_max={=u32} window_insns_max={=u32} spread_frames_max={=u64}",
-            insns(c.atomic_max),
-            insns(slice_max),
-            insns(c.parts_step_max),
-            insns(c.atomic_max.max(slice_max).max(c.parts_step_max)),
+            c.atomic_max,
+            slice_max,
+            c.parts_step_max,
+            c.atomic_max.max(slice_max).max(c.parts_step_max),
             c.spread_max
         );
         for s in Step::ALL {
@@ -469,7 +468,7 @@ impl Closing {
                     "epoch_end_step: step={=str} slices={=u32} insns_max={=u32}",
                     s.name(),
                     n,
-                    insns(m)
+                    m
                 );
             }
         }

@@ -15,15 +15,17 @@
 //! Work that reads no frame (the epoch end's atomic part, each export slice) is part
 //! of some frame's service, so it shows up as lag exactly as it would on the wire.
 //!
-//! Everything is counted in SysTick ticks × 40 = instructions under `qemu -icount
-//! shift=0`, the same unit as the cost histogram; the model takes one instruction
+//! Everything is counted in instructions under `qemu -icount shift=7` (SysTick
+//! ticks × 40/128, kept in [`UNITS`] of 1/400 instruction so that a tick is a whole
+//! number of them: 125), the same unit as the cost histogram; the model takes one instruction
 //! for one cycle of a 168 MHz Cortex-M4 (a load or a taken branch is 2–3 cycles on
 //! silicon, so a real M4 falls behind sooner than this model: it is a lower bound on
 //! the work, not a cycle-accurate simulation). Nothing here depends on when the host
 //! sends frames (idle polls are excluded, the work per frame is the firmware's own),
 //! so under `-icount` the figures are the same on every run of the same capture.
 
-use crate::board::{Ticks, INSNS_PER_TICK};
+use crate::board::Ticks;
+use crate::cost_hist::ICOUNT_SHIFT;
 
 /// Instructions between two minimum-size frames at line rate: 100 Mbit/s carries
 /// 148 810 frames of 64 bytes per second (with preamble and inter-frame gap, 84 byte
@@ -37,35 +39,45 @@ pub(crate) const PERIOD: u64 = 1_129;
 /// is the limit (QEMU's model: `rx_fifo_size` 2 640 words, `rx_status_fifo_size` 176).
 pub(crate) const FIFO_FRAMES: u64 = 165;
 
-/// Wire time of a frame of `len` bytes (FCS not included), in hundredths of a cycle:
-/// `(max(len + 4, 64) + 20) · 13.44`.
-const fn wire_centi(len: usize) -> u64 {
+/// The model's unit of time, per instruction: device time and arrivals are whole
+/// units, so that a frame's update is additions and compares only (it ran a 64-bit
+/// division by 100 per frame, about 90 instructions of a 1 129 budget: issue 27).
+const UNITS: u64 = 400;
+
+/// Wire time of a frame of `len` bytes (FCS not included), in [`UNITS`]:
+/// `(max(len + 4, 64) + 20) · 13.44` cycles.
+const fn wire_units(len: usize) -> u64 {
     let bytes = if len + 4 > 64 { len + 4 } else { 64 };
-    (bytes as u64 + 20) * 1_344
+    (bytes as u64 + 20) * (1_344 * UNITS / 100)
 }
 
-/// Hundredths of an instruction per SysTick tick: the model keeps device time and
-/// arrivals in hundredths, so that a frame's update is additions and compares only
-/// (it ran a 64-bit division by 100 per frame, about 90 instructions of a 1 129
-/// budget: issue 27).
-const CENTI_PER_TICK: u64 = INSNS_PER_TICK as u64 * 100;
+/// [`UNITS`] per SysTick tick: a tick is 40 ns of virtual time, an instruction
+/// 2^[`ICOUNT_SHIFT`] ns.
+const UNITS_PER_TICK: u64 = {
+    let u = UNITS * 40;
+    assert!(
+        u.is_multiple_of(1 << ICOUNT_SHIFT),
+        "a tick must be whole units"
+    );
+    u >> ICOUNT_SHIFT
+};
 
 /// The model's state over a run.
 #[derive(Debug, Default)]
 pub(crate) struct LineRate {
     /// Frames read so far (the next frame's index).
     frames: u64,
-    /// Device time at the last mark, in hundredths of an instruction.
+    /// Device time at the last mark, in [`UNITS`].
     v: u64,
-    /// Arrival of the next frame, in hundredths of an instruction.
+    /// Arrival of the next frame, in [`UNITS`].
     next_arrival: u64,
     /// SysTick at the last mark, and whether the time since is service.
     last: u32,
     busy: bool,
-    /// Largest lag seen (hundredths of an instruction), and the frame it was seen at.
+    /// Largest lag seen ([`UNITS`]), and the frame it was seen at.
     lag_max: u64,
     lag_max_at: u64,
-    /// Largest lag of a frame of the running epoch (hundredths of an instruction).
+    /// Largest lag of a frame of the running epoch ([`UNITS`]).
     epoch_lag_max: u64,
 }
 
@@ -76,7 +88,7 @@ impl LineRate {
     #[inline(always)]
     pub(crate) fn mark(&mut self, now: u32) {
         if self.busy {
-            self.v += u64::from(Ticks::elapsed(self.last, now)) * CENTI_PER_TICK;
+            self.v += u64::from(Ticks::elapsed(self.last, now)) * UNITS_PER_TICK;
         }
         self.last = now;
         self.busy = false;
@@ -99,7 +111,7 @@ impl LineRate {
                 self.lag_max_at = self.frames;
             }
         }
-        self.next_arrival += wire_centi(len);
+        self.next_arrival += wire_units(len);
         self.frames += 1;
         self.busy = true;
     }
@@ -109,15 +121,15 @@ impl LineRate {
     /// frame has not arrived).
     #[inline(always)]
     pub(crate) fn lag_within(&self, now: u32, insns: u64) -> bool {
-        let v = self.v + u64::from(Ticks::elapsed(self.last, now)) * CENTI_PER_TICK;
-        v <= self.next_arrival + insns * 100
+        let v = self.v + u64::from(Ticks::elapsed(self.last, now)) * UNITS_PER_TICK;
+        v <= self.next_arrival + insns * UNITS
     }
 
     /// The running epoch's largest lag (instructions, rounded up) and the most
     /// minimum-size frames it means in the FIFO; starts the next epoch's. The lag a
     /// close causes falls on the frames after it: the next epoch's.
     pub(crate) fn take_epoch(&mut self) -> (u64, u64) {
-        let lag = self.epoch_lag_max.div_ceil(100);
+        let lag = self.epoch_lag_max.div_ceil(UNITS);
         self.epoch_lag_max = 0;
         (lag, lag / PERIOD + 1)
     }
@@ -125,7 +137,7 @@ impl LineRate {
     /// Frames read, the largest lag (instructions, rounded up), the frame it was
     /// reached at, and the most minimum-size frames that lag means in the FIFO.
     pub(crate) fn summary(&self) -> (u64, u64, u64, u64) {
-        let lag = self.lag_max.div_ceil(100);
+        let lag = self.lag_max.div_ceil(UNITS);
         (self.frames, lag, self.lag_max_at, lag / PERIOD + 1)
     }
 }

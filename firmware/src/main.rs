@@ -35,7 +35,7 @@ use loxo_flow::{
 };
 use loxo_lan9118::{Lan9118, Mmio, FRAME_BUF_LEN};
 
-use board::{Led, Ticks, INSNS_PER_TICK};
+use board::{Led, Ticks};
 use epoch_end::{Closing, Export, Io};
 use linerate::LineRate;
 use loxo_control::{Control, Guard, Session};
@@ -67,13 +67,14 @@ struct Totals {
     epochs: u32,
     /// Frames the host sent that never arrived (from SYNC's running count).
     lost: u32,
-    /// SysTick ticks spent in the monitor per frame over the running epoch: their
+    /// Instructions spent in the monitor per frame over the running epoch: their
     /// distribution, logged, folded into [`RUN_COST`] and cleared at each epoch close
     /// (`epoch_cost`).
     epoch_cost: cost_hist::CostHistogram,
-    /// Ticks spent closing each epoch (report, IPFIX, sketch datagrams): sum, max.
-    epoch_end_ticks_sum: u64,
-    epoch_end_ticks_max: u32,
+    /// Instructions spent closing each epoch (report, IPFIX, sketch datagrams): sum,
+    /// max.
+    epoch_end_insns_sum: u64,
+    epoch_end_insns_max: u32,
 }
 
 /// The receive buffer and the monitor live in statics, not on the stack, so
@@ -472,7 +473,9 @@ fn log_line_rate(model: &LineRate) {
     );
 }
 
-/// `calibrate` feature: checks `INSNS_PER_TICK` under `-icount shift=0`.
+/// `calibrate` feature: checks the tick-to-instruction conversion (`board::insns`)
+/// under `-icount shift=7`: 4 000 NOPs and the SysTick read are 4 001–4 003
+/// instructions, 12 803–12 810 ticks.
 #[cfg(feature = "calibrate")]
 fn calibrate(ticks: &Ticks) {
     let t0 = ticks.now();
@@ -480,9 +483,9 @@ fn calibrate(ticks: &Ticks) {
     unsafe { core::arch::asm!(".rept 4000", "nop", ".endr", options(nomem, nostack)) };
     let dt = Ticks::elapsed(t0, ticks.now());
     defmt::info!(
-        "calibrate: 4000 nops took {=u32} ticks (expect ~{=u32})",
+        "calibrate: 4000 nops took {=u32} ticks = {=u32} instructions (expect 4 001–4 003)",
         dt,
-        4000 / INSNS_PER_TICK
+        board::insns(dt)
     );
 }
 
@@ -702,11 +705,11 @@ fn log_epoch(r: &EpochReport, led_lit: bool) {
 /// Logs the closed epoch's participants: a `participants:` line (thresholds, the
 /// distinct pairs they are a share of, sampling, noise) and a `participant:` line per
 /// scanner and victim, addresses in their usual text.
-fn log_participants(r: &PartsReport, ticks: u32) {
+fn log_participants(r: &PartsReport, insns: u32) {
     defmt::info!(
         "participants: epoch={=u32} report_insns={=u32} pairs={=u64} triples={=u64} threshold={=u64} port_threshold={=u64} sampling={=u8} sampling_rose={=bool} noisy={=bool} scanners={=usize} scanners_left_out={=u32} victims={=usize} victims_left_out={=u32}",
         r.epoch,
-        ticks * INSNS_PER_TICK,
+        insns,
         r.pairs.value as u64,
         r.triples.value as u64,
         r.threshold as u64,
@@ -740,16 +743,15 @@ fn log_participants(r: &PartsReport, ticks: u32) {
 /// Once per epoch: kept out of line, away from the per-frame path's code.
 #[inline(never)]
 fn epoch_cost(c: &mut cost_hist::CostHistogram, epoch: u32) {
-    let insns = |ticks: u32| ticks * INSNS_PER_TICK;
     defmt::info!(
         "epoch_cost: n={=u32} frames={=u64} insns_per_frame_mean={=u64} insns_per_frame_p50={=u32} insns_per_frame_p99={=u32} insns_per_frame_p999={=u32} insns_per_frame_max={=u32}",
         epoch,
         c.frames(),
-        c.sum() * u64::from(INSNS_PER_TICK) / c.frames().max(1),
-        insns(c.percentile(500)),
-        insns(c.percentile(990)),
-        insns(c.percentile(999)),
-        insns(c.max())
+        c.mean(),
+        c.percentile(500),
+        c.percentile(990),
+        c.percentile(999),
+        c.max()
     );
     // SAFETY: one thread, no interrupt handler touches RUN_COST, and this reference
     // ends with the statement (`finish` reads it after the last close).
@@ -806,18 +808,16 @@ fn finish(
     );
     // SAFETY: as in `epoch_cost`; the last epoch was closed (and folded in) before.
     let cost: &cost_hist::CostHistogram = unsafe { &*core::ptr::addr_of!(RUN_COST) };
-    let frames = cost.frames().max(1);
-    let insns = |ticks: u32| ticks * INSNS_PER_TICK;
     defmt::info!(
-        "cost: insns_per_frame_mean={=u64} insns_per_frame_max={=u32} insns_per_frame_p50={=u32} insns_per_frame_p99={=u32} insns_per_frame_p999={=u32} epoch_end_insns_mean={=u64} epoch_end_insns_max={=u32} (resolution {=u32} insns)",
-        cost.sum() * u64::from(INSNS_PER_TICK) / frames,
-        insns(cost.max()),
-        insns(cost.percentile(500)),
-        insns(cost.percentile(990)),
-        insns(cost.percentile(999)),
-        t.epoch_end_ticks_sum * u64::from(INSNS_PER_TICK) / u64::from(t.epochs.max(1)),
-        insns(t.epoch_end_ticks_max),
-        INSNS_PER_TICK
+        "cost: insns_per_frame_mean={=u64} insns_per_frame_max={=u32} insns_per_frame_p50={=u32} insns_per_frame_p99={=u32} insns_per_frame_p999={=u32} epoch_end_insns_mean={=u64} epoch_end_insns_max={=u32} (percentiles: buckets of {=u32} insns)",
+        cost.mean(),
+        cost.max(),
+        cost.percentile(500),
+        cost.percentile(990),
+        cost.percentile(999),
+        t.epoch_end_insns_sum / u64::from(t.epochs.max(1)),
+        t.epoch_end_insns_max,
+        cost_hist::BUCKET_INSNS
     );
     let (static_ram, stack) = board::ram_usage();
     defmt::info!(

@@ -164,14 +164,14 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     assert_eq!(get("nic.overruns"), 0);
     // RAM budget of an STM32F4-class MCU: statics + painted-stack peak.
     assert!(get("ram.total") <= 128 * 1024, "ram {}", get("ram.total"));
-    // Cost goal, counted deterministically under `-icount shift=0`: parse + full
+    // Cost goal, counted deterministically under `-icount shift=7`: parse + full
     // monitor ≤ 1 000 instructions per frame on average.
     let mean = get("cost.insns_per_frame_mean");
     println!("cost: {mean} instructions per frame (mean)");
     assert!(mean <= 1_000, "{mean} instructions per frame");
-    // The distribution the device keeps (a histogram at SysTick resolution, 40
-    // instructions): percentiles ordered, the mean inside them, every figure a whole
-    // number of ticks. The tail's budget (p99.9 ≤ 1 129, line rate of 64-byte frames
+    // The distribution the device keeps (exact instruction counts in buckets of 10
+    // instructions): percentiles ordered, the mean inside them, every percentile a
+    // bucket's last value (…9) or the maximum. The tail's budget (p99.9 ≤ 1 129, line rate of 64-byte frames
     // at 168 MHz) is the flood issue's target, printed here, not yet asserted.
     let (p50, p99, p999, max) = (
         get("cost.insns_per_frame_p50"),
@@ -185,7 +185,7 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         "{p50} {p99} {p999} {max}"
     );
     assert!(p50 > 0 && mean <= max, "{p50} {mean} {max}");
-    assert!([p50, p99, p999, max].iter().all(|v| v % 40 == 0));
+    assert!([p50, p99, p999].iter().all(|&v| v % 10 == 9 || v == max));
     let (end_mean, end_max) = (
         get("cost.epoch_end_insns_mean"),
         get("cost.epoch_end_insns_max"),

@@ -12,8 +12,9 @@
 //! a truncated one) QEMU gets a few seconds to finish and is then stopped: the
 //! command does not wait out its deadline. `--summary` also prints the report's
 //! `key=value` pairs one per line (`report.KEY=VALUE`) for scripts and tests. The
-//! firmware's `cost:` and `epoch_cost:` lines (SysTick ticks × 40) count instructions
-//! only under `--icount` (`-icount shift=0`); without it, they are left out.
+//! firmware's `cost:` and `epoch_cost:` lines (SysTick ticks × 40/128) count
+//! instructions only under `--icount` (`-icount shift=7`, [`ICOUNT_SHIFT`]); without
+//! it, they are left out.
 //!
 //! `--blocklist` also writes a blocklist of the trace's addresses (`out/blocklist.txt`:
 //! the source of every 40th flow, the first flow's destination, and a /22 that never
@@ -516,6 +517,11 @@ fn print_listing(listing: Option<&str>) -> bool {
     !l.trim().is_empty()
 }
 
+/// `-icount shift` under `--icount`: one instruction is 2⁷ ns of virtual time, 3.2
+/// ticks of the board's 25 MHz SysTick, so the firmware's tick counts give exact
+/// instruction counts (`firmware/src/board.rs`: `ICOUNT_SHIFT`, which must match).
+const ICOUNT_SHIFT: u32 = 7;
+
 /// QEMU mps2-an386 with its LAN9118 on a UDP datagram netdev: the NIC at
 /// 127.0.0.1:`nic`, talking to 127.0.0.1:`host`.
 fn qemu_command((host, nic): (u16, u16), icount: bool) -> Command {
@@ -529,7 +535,7 @@ fn qemu_command((host, nic): (u16, u16), icount: bool) -> Command {
         .args(["-semihosting-config", "enable=on,target=native"])
         .args(["-netdev", &netdev, "-net", "nic,model=lan9118,netdev=n0"]);
     if icount {
-        qemu.args(["-icount", "shift=0"]);
+        qemu.args(["-icount", &format!("shift={ICOUNT_SHIFT}")]);
     }
     // Extra QEMU options, as `qemu-run.sh` takes them (e.g. `-d exec,nochain -D
     // FILE` to profile the firmware by translation block).
@@ -763,8 +769,8 @@ fn build_firmware(
 }
 
 /// Prints the decoded log, and with `summary` its `key=value` pairs. The `cost:` and
-/// `epoch_cost:` lines are SysTick ticks × 40: instructions only under `-icount
-/// shift=0` (`icount`); without it the figure is host time, so they are left out.
+/// `epoch_cost:` lines are SysTick ticks × 40/128: instructions only under `-icount
+/// shift=7` (`icount`); without it the figure is host time, so they are left out.
 fn print_log(lines: &[String], summary: bool, icount: bool) {
     let shown = |l: &&String| {
         let msg = l.get(6..).unwrap_or("");
