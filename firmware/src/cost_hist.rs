@@ -147,6 +147,19 @@ impl CostHistogram {
         insns(self.max as u64) as u32
     }
 
+    /// Frames of `insns` instructions or more, exactly when `insns` is a multiple of
+    /// [`BUCKET_INSNS`] up to the last bucket's first value (else an upper bound:
+    /// the frames of the bucket holding `insns`, or of the last bucket, count too).
+    #[must_use]
+    pub(crate) fn frames_from(&self, insns: u32) -> u64 {
+        let first = ((insns / BUCKET_INSNS) as usize).min(BUCKETS - 1);
+        self.counts
+            .iter()
+            .skip(first)
+            .map(|&c| u64::from(c))
+            .sum()
+    }
+
     /// An upper bound on the nearest-rank percentile (the smallest count `c` such
     /// that at least `per_mille`/1000 of the frames took `c` instructions or fewer):
     /// the last value of its bucket, or the maximum when that is lower or the rank

@@ -744,14 +744,15 @@ fn log_participants(r: &PartsReport, insns: u32) {
 #[inline(never)]
 fn epoch_cost(c: &mut cost_hist::CostHistogram, epoch: u32) {
     defmt::info!(
-        "epoch_cost: n={=u32} frames={=u64} insns_per_frame_mean={=u64} insns_per_frame_p50={=u32} insns_per_frame_p99={=u32} insns_per_frame_p999={=u32} insns_per_frame_max={=u32}",
+        "epoch_cost: n={=u32} frames={=u64} insns_per_frame_mean={=u64} insns_per_frame_p50={=u32} insns_per_frame_p99={=u32} insns_per_frame_p999={=u32} insns_per_frame_max={=u32} frames_over_period={=u64}",
         epoch,
         c.frames(),
         c.mean(),
         c.percentile(500),
         c.percentile(990),
         c.percentile(999),
-        c.max()
+        c.max(),
+        c.frames_from(linerate::PERIOD as u32 + 1)
     );
     // SAFETY: one thread, no interrupt handler touches RUN_COST, and this reference
     // ends with the statement (`finish` reads it after the last close).

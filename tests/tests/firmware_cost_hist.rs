@@ -48,10 +48,12 @@ fn instruction_counts_and_buckets_are_exact() {
     h.record(readings(1_000)[0]);
     assert_eq!(h.percentile(0), 1_009);
     assert_eq!(h.percentile(1000), 1_129);
+    assert_eq!(h.frames_from(1_130), 0);
     for t in readings(1_130) {
         h.record(t);
     }
     assert_eq!(h.percentile(1000), 1_130);
+    assert_eq!((h.frames_from(1_130), h.frames_from(1_120)), (2, 4));
     assert_eq!(BUCKET_INSNS, 10);
 }
 
@@ -90,6 +92,12 @@ fn percentiles_bound_the_exact_ones_within_a_bucket() {
         assert_eq!(h.mean(), insns(ticks_sum) / n as u64);
         let exact_mean = costs.iter().map(|&c| u64::from(c)).sum::<u64>() as f64 / n as f64;
         assert!((h.mean() as f64 - exact_mean).abs() < 1.0, "n={n}");
+        for from in [0, 700, 1_130, last - BUCKET_INSNS] {
+            let want = costs.iter().filter(|&&c| c >= from).count() as u64;
+            assert_eq!(h.frames_from(from), want, "n={n} from={from}");
+        }
+        // Beyond the last bucket's first value: that bucket's frames, an upper bound.
+        assert_eq!(h.frames_from(last + 500), h.frames_from(last - BUCKET_INSNS));
         for q in [0, 1, 500, 900, 990, 999, 1000] {
             let want = exact(&costs, q);
             let got = h.percentile(q as u32);
