@@ -26,7 +26,7 @@ import re
 import subprocess
 import sys
 
-TRACE = re.compile(r'^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[0-9a-f]+/[0-9a-f]+\] (\S+)')
+TRACE = re.compile(r'^Trace \d+: (0x[0-9a-f]+) \[[0-9a-f]+/([0-9a-f]+)/[0-9a-f]+/[0-9a-f]+\] (\S+)')
 # The costly steps a frame may take, by a fragment of their (mangled) symbol.
 STEPS = [('evict', 'replace_min'), ('push', '4push'), ('file', 'first_frame'), ('offer', 'offered')]
 
@@ -61,30 +61,40 @@ def demangle(sym):
 
 
 def frames(log, feed):
-    """Yields each call of feed as (instructions, Counter(symbol -> instructions))."""
-    sizes, block, pc0, n = {}, None, None, 0
+    """Yields each call of feed as (instructions, Counter(symbol -> instructions)).
+
+    A block's size is keyed by its translation (the host address a `Trace` line
+    names), not by its guest address: under `-icount` QEMU also translates shorter
+    blocks at the same address (cut at the instruction budget left before the next
+    timer event), and keyed by address such a block's size would be taken for every
+    later run of the full one (at `shift=7` that undercounted a frame by 50-70
+    instructions on average).
+    """
+    sizes, block, n, pending = {}, None, 0, None
     cur, caller, last = None, None, None
     with open(log, errors='replace') as f:
         for line in f:
             if line.startswith('IN: '):
-                block, pc0, n = line[4:].strip(), None, 0
+                block, n = line[4:].strip(), 0
                 continue
             if block is not None:
                 if line.startswith('0x'):
-                    if pc0 is None:
-                        pc0 = int(line[2:10], 16)
                     n += 1
                     continue
-                if pc0 is not None:
-                    sizes[pc0] = n
+                if n:
+                    # The block just translated runs next: its `Trace` line names it.
+                    pending = n
                 block = None
             if not line.startswith('Trace'):
                 continue
             m = TRACE.match(line)
             if not m:
                 continue
-            pc, sym = int(m.group(1), 16), m.group(2)
-            k = sizes.get(pc, 0)
+            host, pc, sym = m.group(1), int(m.group(2), 16), m.group(3)
+            if pending is not None:
+                sizes[host] = pending
+                pending = None
+            k = sizes.get(host, 0)
             if cur is None:
                 if pc == feed:
                     cur, caller = collections.Counter({sym: k}), last
