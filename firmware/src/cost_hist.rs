@@ -153,11 +153,7 @@ impl CostHistogram {
     #[must_use]
     pub(crate) fn frames_from(&self, insns: u32) -> u64 {
         let first = ((insns / BUCKET_INSNS) as usize).min(BUCKETS - 1);
-        self.counts
-            .iter()
-            .skip(first)
-            .map(|&c| u64::from(c))
-            .sum()
+        self.counts.iter().skip(first).map(|&c| u64::from(c)).sum()
     }
 
     /// An upper bound on the nearest-rank percentile (the smallest count `c` such

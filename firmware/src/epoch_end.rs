@@ -267,8 +267,9 @@ impl Closing {
     }
 
     /// One step of the closed epoch's participants report, if one is in progress
-    /// (run by `main` as a slice, before the export's: five steps of at most about
-    /// 40 000 instructions; the next epoch's offers are not counted until the last
+    /// (run by `main` as a slice, before the export's: five steps of at most 45 324
+    /// instructions on the demo trace, 105 747 on the attack classes of the class
+    /// test's capture; the next epoch's offers are not counted until the last
     /// is done — the frames of a few slices' wait). Returns whether there was one.
     pub(crate) fn participants_step(&mut self, parts: &mut Parts, ticks: &Ticks) -> bool {
         if !parts.reporting() {

@@ -97,7 +97,10 @@ fn percentiles_bound_the_exact_ones_within_a_bucket() {
             assert_eq!(h.frames_from(from), want, "n={n} from={from}");
         }
         // Beyond the last bucket's first value: that bucket's frames, an upper bound.
-        assert_eq!(h.frames_from(last + 500), h.frames_from(last - BUCKET_INSNS));
+        assert_eq!(
+            h.frames_from(last + 500),
+            h.frames_from(last - BUCKET_INSNS)
+        );
         for q in [0, 1, 500, 900, 990, 999, 1000] {
             let want = exact(&costs, q);
             let got = h.percentile(q as u32);
