@@ -53,13 +53,9 @@ impl embedded_hal::digital::OutputPin for Led {
 }
 
 /// SysTick as a free-running 24-bit down-counter at the core clock (25 MHz on
-/// mps2-an386: one tick is 40 ns of virtual time).
-///
-/// Under `qemu -icount shift=7` one instruction is 2⁷ = 128 ns of virtual time, 3.2
-/// ticks, so an interval's ticks give its instruction count exactly ([`insns`]). Under `shift=0` (before) one tick was 40 instructions and a
-/// frame's cost was known only to within 40: a frame of 1 125 instructions read as
-/// 1 120 or 1 160 depending on where in a tick it began, which blurred the per-frame
-/// tail exactly where its budget (1 129) lies.
+/// mps2-an386: one tick is 40 ns of virtual time). Under `qemu -icount shift=7` an
+/// instruction is 3.2 ticks, so an interval's ticks give its instruction count
+/// exactly ([`insns`]; the arithmetic is in `cost_hist`'s docs).
 pub(crate) struct Ticks(cortex_m::peripheral::SYST);
 
 /// The instructions run in an interval of `ticks` SysTick ticks, exactly

@@ -57,6 +57,17 @@ fn instruction_counts_and_buckets_are_exact() {
     assert_eq!(BUCKET_INSNS, 10);
 }
 
+/// `cargo xtask demo --icount` runs QEMU at the shift the firmware's conversion
+/// assumes (the two live in separate workspaces: the firmware's constant cannot be
+/// imported by the host tool).
+#[test]
+fn the_demo_runs_qemu_at_the_shift_the_counts_assume() {
+    let xtask = include_str!("../../crates/xtask/src/main.rs");
+    let want = format!("const ICOUNT_SHIFT: u32 = {};", cost_hist::ICOUNT_SHIFT);
+    assert!(xtask.contains(&want), "xtask lacks `{want}`");
+    assert!(xtask.contains(r#"qemu.args(["-icount", &format!("shift={ICOUNT_SHIFT}")]);"#));
+}
+
 #[test]
 fn percentiles_bound_the_exact_ones_within_a_bucket() {
     // A heavy-tailed cost mix like a flood's: most frames cheap, some evictions,
