@@ -395,14 +395,15 @@ fn main() -> ! {
             );
         } else if closing.draining()
             && (model.lag_within(ticks.now(), SLICE_LAG)
-                || closing.overdue(u64::from(totals.frames), io.net, parts().reporting()))
+                || (closing.overdue(u64::from(totals.frames), io.net, parts().reporting())
+                    && model.lag_within(ticks.now(), OVERDUE_LAG)))
         {
             // The rest of the export, a slice at a time while the FIFO is nearly empty
-            // — or, past half an epoch with the export still pending (frames never
-            // left the slices room: a flood at line rate), anyway: the RX FIFO may
-            // then overflow (counted by the NIC), but the export is never dropped.
-            // The participants' report first (its sketches take no offer until it is
-            // done), a step per slice.
+            // — or, past half an epoch with the export still pending (frames left the
+            // slices little room: a flood at line rate), while the FIFO has room for
+            // the longest slice (`OVERDUE_LAG`); one still pending at the next close
+            // is finished there, never dropped. The participants' report first (its
+            // sketches take no offer until it is done), a step per slice.
             if !closing.participants_step(parts(), &ticks) {
                 closing.slice(report, &mut export, &mut io, &mut totals);
             }
@@ -444,6 +445,21 @@ fn parts() -> &'static mut Parts {
 /// epoch-end export starts: at most one minimum-size frame waiting, so a slice of `S`
 /// instructions leaves at most `2 + S / 1 129` frames in the FIFO (`linerate`).
 const SLICE_LAG: u64 = linerate::PERIOD;
+
+/// The longest slice of the epoch-end export measured on any traffic class (the
+/// participants' report step, 107 k instructions on 100 % DDoS floods), with margin.
+const LONGEST_SLICE: u64 = 110_000;
+
+/// How far behind line rate an *overdue* export's slice may start (past half an
+/// epoch, still pending): as far as the RX FIFO allows with the longest slice still to
+/// come — `(FIFO_FRAMES − 1)·PERIOD − LONGEST_SLICE`, 75 156 instructions, about 66
+/// minimum-size frames waiting. Before, an overdue export ran a slice on every frame
+/// whatever the lag, and under a flood of minimum-size frames at line rate (100 %
+/// one-packet flows after ordinary traffic: about 100 instructions a frame to spare,
+/// against an export of about 0.9 M) its remaining slices piled up: 310 frames in
+/// the FIFO. Paced, the export still runs on the frames' spare time and finishes
+/// within the epoch; one that cannot is finished by the next close (`Closing::close`).
+const OVERDUE_LAG: u64 = (linerate::FIFO_FRAMES - 1) * linerate::PERIOD - LONGEST_SLICE;
 
 /// Logs the arrival model's figures for the epoch `n` whose frames were just read
 /// (`epoch_linerate:`): the most frames the RX FIFO would have held at line rate
