@@ -108,6 +108,133 @@ fn per_frame_cost_of_every_traffic_class_is_within_budget() {
     measure_classes(true);
 }
 
+/// **Regression pins** of the mean with every attack frame and no ordinary one (the
+/// classes at `--flood 1`, each after the demo's mix): measured + 5. Issue 27's budget
+/// is ≤ 800 on every class of ≥ 90 % floods; at 100 % the IPv6 DDoS is over it.
+const FULL_MEAN_PINS: [(&str, u64); 8] = [
+    ("flood-v4", 763 + 5),
+    ("flood-v6", 763 + 5),
+    ("syn-flood", 707 + 5),
+    ("ddos-v4", 708 + 5),
+    ("ddos-v6", 824 + 5),
+    ("ddos-multi", 787 + 5),
+    ("hscan", 703 + 5),
+    ("vscan", 784 + 5),
+];
+
+/// Issue 27 at its extreme, "≥ 90 % floods" taken to 100 %: between two epochs of the
+/// demo's mix, one epoch of each flood, scan and DDoS class with every frame an
+/// attack frame (`loxo gen --flood 1`: a one-packet flow, a scan probe, a spoofed
+/// source), minimum-size frames for the IPv4 classes. Asserted in CI: the line rate
+/// (the arrival model's FIFO never over its 165 frames — before the overdue export
+/// was paced by the FIFO's room, the IPv4 flood after the mix needed 310), every
+/// designed participant named, and each mean held to its regression pin; printed:
+/// the means against issue 27's 800 (the IPv6 DDoS, 824, is over).
+#[test]
+fn full_floods_keep_line_rate() {
+    measure_full_floods(false);
+}
+
+/// Issue 27's budgets (mean ≤ 800, p99.9 ≤ 1 129) at 100 % floods. Not met.
+#[test]
+#[ignore = "issue 27 open: at 100 % attack frames the IPv6 DDoS's mean is 824 and most tails are over 1 129"]
+fn full_floods_within_budget() {
+    measure_full_floods(true);
+}
+
+/// The 100 % run and its checks; with `enforce`, issue 27's budgets too.
+fn measure_full_floods(enforce: bool) {
+    let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-full-floods");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let pcap = tmp.join("full.pcap");
+    let mut classes = vec![TrafficClass::Mix];
+    classes.extend(FULL_MEAN_PINS.iter().map(|&(name, _)| {
+        TrafficClass::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .unwrap()
+    }));
+    // The mix last as well (its malformed frames' runts shorten the last epoch, which
+    // END closes: no empty epoch after it).
+    classes.push(TrafficClass::Mix);
+    let full = |c: TrafficClass| if c == TrafficClass::Mix { 0.0 } else { 1.0 };
+    let (expected, designed) = write_capture(&pcap, &classes, full);
+    let pcap_arg = pcap.to_string_lossy().into_owned();
+    let out = loxo_tests::demo::run(
+        env!("CARGO_TARGET_TMPDIR"),
+        &["--icount", "--timeout", "900", "--pcap", &pcap_arg],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: BTreeMap<&str, u64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("report."))
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
+        .collect();
+    let get = |k: &str| {
+        *report
+            .get(k)
+            .unwrap_or_else(|| panic!("{k} missing:\n{stdout}"))
+    };
+    let sent: u64 = expected.iter().map(|e| e.0).sum();
+    assert_eq!(get("final.sent"), sent);
+    assert_eq!(get("final.frames"), sent);
+    assert_eq!(get("final.lost"), 0);
+    assert_eq!(get("nic.overruns"), 0);
+    let (epochs, costs) = epoch_lines(&stdout);
+    println!("100 % floods | mean |   p99.9 |   max | over 1 129 (instructions per frame; frames)");
+    let mut over = Vec::new();
+    for (n, (&class, want)) in classes.iter().zip(&expected).enumerate() {
+        let n = n as u64;
+        assert_eq!(epochs[&n], *want, "epoch {n} is the {class} epoch");
+        let (frames, c) = &costs[&n];
+        assert_eq!(*frames, want.0, "{class}: every frame timed");
+        println!(
+            "{:<12} | {:>4} | {:>7} | {:>5} | {:>5}",
+            class.name(),
+            c.mean,
+            c.p999,
+            c.max,
+            c.over
+        );
+        let Some(&(_, pin)) = FULL_MEAN_PINS
+            .iter()
+            .find(|(name, _)| *name == class.name())
+        else {
+            continue;
+        };
+        assert!(
+            c.mean <= pin,
+            "{class} at 100 %: mean {} over its regression pin {pin}",
+            c.mean
+        );
+        if c.mean > MEAN_BUDGET || c.p999 > P999_BUDGET {
+            over.push(format!("{class}: mean {}, p99.9 {}", c.mean, c.p999));
+        }
+    }
+    check_participants(&stdout, &classes, &designed);
+    check_line_rate(&get, &stdout, &classes);
+    if enforce {
+        assert!(
+            over.is_empty(),
+            "over budget at 100 %:\n{}",
+            over.join("\n")
+        );
+    } else if !over.is_empty() {
+        println!(
+            "over budget at 100 % (issue 27, open):\n{}",
+            over.join("\n")
+        );
+    }
+}
+
 /// The run and its checks, the mean budget among them; with `enforce_tail`, the
 /// p99.9 budget too.
 fn measure_classes(enforce_tail: bool) {
@@ -122,7 +249,7 @@ fn measure_classes(enforce_tail: bool) {
         .filter(|&c| c != TrafficClass::Mix)
         .collect();
     classes.push(TrafficClass::Mix);
-    let (expected, designed) = write_capture(&pcap, &classes);
+    let (expected, designed) = write_capture(&pcap, &classes, TrafficClass::default_flood);
     let generated = started.elapsed();
 
     let pcap_arg = pcap.to_string_lossy().into_owned();
@@ -256,18 +383,25 @@ fn check_class_cost(class: TrafficClass, c: &Cost) -> Option<String> {
 /// frames the firmware gets and the IP packets among them. The demo's sub-14-byte
 /// runts, which `loxo replay` cannot send, are left out: they shorten only the last
 /// epoch (the mix, last).
-fn write_capture(pcap: &Path, classes: &[TrafficClass]) -> (Vec<(u64, u64)>, Vec<Vec<SpreadKey>>) {
+fn write_capture(
+    pcap: &Path,
+    classes: &[TrafficClass],
+    flood: impl Fn(TrafficClass) -> f64,
+) -> (Vec<(u64, u64)>, Vec<Vec<SpreadKey>>) {
     let mut w = PcapWriter::new(BufWriter::new(File::create(pcap).unwrap())).unwrap();
     let mut expected = Vec::new();
     let mut participants = Vec::new();
     let mut i = 0u64;
-    for &class in classes {
+    for (k, &class) in classes.iter().enumerate() {
+        // The demo's 1 % malformed frames only in a last epoch: its runts are left
+        // out, which shortens it (an epoch before it would end inside the next).
+        let last = k + 1 == classes.len();
         let cfg = TraceConfig {
             packets: EPOCH,
             flows: 10_000,
             popularity: Popularity::Zipf(1.0),
-            flood: class.default_flood(),
-            malformed: if class == TrafficClass::Mix {
+            flood: flood(class),
+            malformed: if class == TrafficClass::Mix && last {
                 0.01
             } else {
                 0.0
@@ -289,7 +423,7 @@ fn write_capture(pcap: &Path, classes: &[TrafficClass]) -> (Vec<(u64, u64)>, Vec
                 .map(|_| ())
         })
         .unwrap();
-        assert!(class == TrafficClass::Mix || frames == EPOCH, "{class}");
+        assert!(last || frames == EPOCH, "{class}");
         expected.push((frames, packets));
         participants.push(designed(&cfg));
     }
