@@ -82,6 +82,19 @@ pub fn run(target_tmpdir: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         .unwrap_or_else(|e| panic!("cannot run cargo xtask demo: {e}"))
 }
 
+/// The numeric `report.KEY=VALUE` lines of `cargo xtask demo --summary`'s output, by
+/// key (`final.sent`, `linerate.backlog_max`, …; a key logged in every epoch keeps its
+/// last value).
+#[must_use]
+pub fn report_numbers(stdout: &str) -> BTreeMap<&str, u64> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("report."))
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
+        .collect()
+}
+
 /// `key=value` pairs of a log line after `prefix`.
 pub fn fields<'a>(line: &'a str, prefix: &str) -> Option<BTreeMap<&'a str, &'a str>> {
     let rest = &line[line.find(prefix)? + prefix.len()..];

@@ -80,6 +80,8 @@ const P999_PINS: [(&str, u64); 14] = [
 /// One class's figures from its `epoch_cost:` line.
 #[derive(Debug)]
 struct Cost {
+    /// Frames timed.
+    frames: u64,
     mean: u64,
     p50: u64,
     p99: u64,
@@ -159,43 +161,11 @@ fn measure_full_floods(enforce: bool) {
     classes.push(TrafficClass::Mix);
     let full = |c: TrafficClass| if c == TrafficClass::Mix { 0.0 } else { 1.0 };
     let (expected, designed) = write_capture(&pcap, &classes, full);
-    let pcap_arg = pcap.to_string_lossy().into_owned();
-    let out = loxo_tests::demo::run(
-        env!("CARGO_TARGET_TMPDIR"),
-        &["--icount", "--timeout", "900", "--pcap", &pcap_arg],
-        &[],
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "demo failed: {}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: BTreeMap<&str, u64> = stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("report."))
-        .filter_map(|l| l.split_once('='))
-        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-        .collect();
-    let get = |k: &str| {
-        *report
-            .get(k)
-            .unwrap_or_else(|| panic!("{k} missing:\n{stdout}"))
-    };
-    let sent: u64 = expected.iter().map(|e| e.0).sum();
-    assert_eq!(get("final.sent"), sent);
-    assert_eq!(get("final.frames"), sent);
-    assert_eq!(get("final.lost"), 0);
-    assert_eq!(get("nic.overruns"), 0);
-    let (epochs, costs) = epoch_lines(&stdout);
+    let run = run_demo(&pcap, &expected);
+    let (stdout, get) = (run.stdout.as_str(), |k: &str| run.get(k));
     println!("100 % floods | mean |   p99.9 |   max | over 1 129 (instructions per frame; frames)");
     let mut over = Vec::new();
-    for (n, (&class, want)) in classes.iter().zip(&expected).enumerate() {
-        let n = n as u64;
-        assert_eq!(epochs[&n], *want, "epoch {n} is the {class} epoch");
-        let (frames, c) = &costs[&n];
-        assert_eq!(*frames, want.0, "{class}: every frame timed");
+    for (class, c) in class_costs(stdout, &classes, &expected) {
         println!(
             "{:<12} | {:>4} | {:>7} | {:>5} | {:>5}",
             class.name(),
@@ -219,8 +189,8 @@ fn measure_full_floods(enforce: bool) {
             over.push(format!("{class}: mean {}, p99.9 {}", c.mean, c.p999));
         }
     }
-    check_participants(&stdout, &classes, &designed);
-    check_line_rate(&get, &stdout, &classes);
+    check_participants(stdout, &classes, &designed);
+    check_line_rate(&get, stdout, &classes);
     if enforce {
         assert!(
             over.is_empty(),
@@ -252,63 +222,19 @@ fn measure_classes(enforce_tail: bool) {
     let (expected, designed) = write_capture(&pcap, &classes, TrafficClass::default_flood);
     let generated = started.elapsed();
 
-    let pcap_arg = pcap.to_string_lossy().into_owned();
-    let out = loxo_tests::demo::run(
-        env!("CARGO_TARGET_TMPDIR"),
-        &["--icount", "--timeout", "900", "--pcap", &pcap_arg],
-        &[],
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "demo failed: {}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: BTreeMap<&str, u64> = stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("report."))
-        .filter_map(|l| l.split_once('='))
-        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-        .collect();
-    let get = |k: &str| {
-        *report
-            .get(k)
-            .unwrap_or_else(|| panic!("{k} missing:\n{stdout}"))
-    };
-    let sent: u64 = expected.iter().map(|e| e.0).sum();
-    assert_eq!(get("final.sent"), sent);
-    assert_eq!(get("final.frames"), sent);
-    assert_eq!(get("nic.overruns"), 0);
+    let run = run_demo(&pcap, &expected);
+    let (stdout, stderr, get) = (run.stdout.as_str(), run.stderr.as_str(), |k: &str| {
+        run.get(k)
+    });
+    let sent = run.get("final.sent");
     assert!(get("ram.total") <= 128 * 1024, "ram {}", get("ram.total"));
-
-    let (epochs, costs) = epoch_lines(&stdout);
-    assert_eq!(epochs.len(), classes.len(), "one epoch per class");
-    assert_eq!(costs.len(), classes.len(), "one epoch_cost line per epoch");
 
     println!(
         "class       |  mean |   p50 |   p99 | p99.9 |   max | over 1 129 (instructions per frame; frames)"
     );
+    let costs = class_costs(stdout, &classes, &expected);
     let mut over = Vec::new();
-    for (n, (&class, want)) in classes.iter().zip(&expected).enumerate() {
-        let n = n as u64;
-        assert_eq!(epochs[&n], *want, "epoch {n} is the {class} epoch");
-        let (frames, c) = &costs[&n];
-        assert_eq!(*frames, want.0, "{class}: every frame timed");
-        assert!(
-            c.p50 <= c.p99 && c.p99 <= c.p999 && c.p999 <= c.max && c.mean <= c.max,
-            "{class}: {c:?}"
-        );
-        // The nearest-rank p99.9 is within the budget exactly when no more than
-        // `frames − ⌈0.999·frames⌉` frames are over it (16 of 16 384).
-        let allowed = frames - (999 * frames).div_ceil(1000);
-        assert_eq!(
-            c.p999 <= P999_BUDGET,
-            c.over <= allowed,
-            "{class}: p99.9 {} with {} frames over {P999_BUDGET} ({allowed} allowed)",
-            c.p999,
-            c.over
-        );
+    for &(class, ref c) in &costs {
         if let Some(line) = check_class_cost(class, c) {
             over.push(line);
         }
@@ -316,18 +242,17 @@ fn measure_classes(enforce_tail: bool) {
     // The run-wide `cost:` line is the epochs folded together: the largest maximum,
     // and the frame-weighted mean (each figure rounded down, hence the 1-instruction
     // slack).
-    let max = costs.values().map(|(_, c)| c.max).max().unwrap();
+    let max = costs.iter().map(|(_, c)| c.max).max().unwrap();
     assert_eq!(get("cost.insns_per_frame_max"), max);
-    let weighted: u64 = costs.values().map(|(f, c)| f * c.mean).sum();
+    let weighted: u64 = costs.iter().map(|(_, c)| c.frames * c.mean).sum();
     let mean = get("cost.insns_per_frame_mean");
     assert!(
         (weighted / sent..=weighted / sent + 1).contains(&mean),
         "run mean {mean}, epochs' {}",
         weighted / sent
     );
-    check_participants(&stdout, &classes, &designed);
-    check_line_rate(&get, &stdout, &classes);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    check_participants(stdout, &classes, &designed);
+    check_line_rate(&get, stdout, &classes);
     let mut demo = stderr.lines().filter(|l| l.starts_with("xtask: replay"));
     println!(
         "trace generated in {:.1}s; {}; whole test {:.1}s; ram {} B",
@@ -341,6 +266,47 @@ fn measure_classes(enforce_tail: bool) {
     } else if !over.is_empty() {
         println!("over budget (issue 27, open):\n{}", over.join("\n"));
     }
+}
+
+/// Each class's `epoch_cost:` figures, in capture order, every epoch checked to be
+/// the class it was fed (the `epoch:` line's frames and IP packets, `expected`) with
+/// every frame timed, its percentiles in order and its count of frames over 1 129 in
+/// agreement with its p99.9.
+fn class_costs(
+    stdout: &str,
+    classes: &[TrafficClass],
+    expected: &[(u64, u64)],
+) -> Vec<(TrafficClass, Cost)> {
+    let (epochs, mut costs) = epoch_lines(stdout);
+    assert_eq!(epochs.len(), classes.len(), "one epoch per class");
+    assert_eq!(costs.len(), classes.len(), "one epoch_cost line per epoch");
+    classes
+        .iter()
+        .zip(expected)
+        .enumerate()
+        .map(|(n, (&class, want))| {
+            let n = n as u64;
+            assert_eq!(epochs[&n], *want, "epoch {n} is the {class} epoch");
+            let c = costs.remove(&n).unwrap();
+            assert_eq!(c.frames, want.0, "{class}: every frame timed");
+            let frames = c.frames;
+            assert!(
+                c.p50 <= c.p99 && c.p99 <= c.p999 && c.p999 <= c.max && c.mean <= c.max,
+                "{class}: {c:?}"
+            );
+            // The nearest-rank p99.9 is within the budget exactly when no more than
+            // `frames − ⌈0.999·frames⌉` frames are over it (16 of 16 384).
+            let allowed = frames - (999 * frames).div_ceil(1000);
+            assert_eq!(
+                c.p999 <= P999_BUDGET,
+                c.over <= allowed,
+                "{class}: p99.9 {} with {} frames over {P999_BUDGET} ({allowed} allowed)",
+                c.p999,
+                c.over
+            );
+            (class, c)
+        })
+        .collect()
 }
 
 /// Prints one class's row and checks it: the mean budget, the p99.9 regression pin;
@@ -377,6 +343,57 @@ fn check_class_cost(class: TrafficClass, c: &Cost) -> Option<String> {
             c.mean, c.p999
         )
     })
+}
+
+/// A finished demo run: its output and its `report.` figures.
+struct Run {
+    stdout: String,
+    stderr: String,
+    report: BTreeMap<String, u64>,
+}
+
+impl Run {
+    /// A `report.` figure (panics, with the log, if the run did not print it).
+    fn get(&self, key: &str) -> u64 {
+        *self
+            .report
+            .get(key)
+            .unwrap_or_else(|| panic!("{key} missing:\n{}", self.stdout))
+    }
+}
+
+/// `cargo xtask demo --icount` of `pcap` (the test provisioning, `firmware_e2e`'s
+/// target directory), asserted successful with every frame `expected` (per epoch:
+/// frames, IP packets) sent and counted, none lost, no NIC overrun.
+fn run_demo(pcap: &Path, expected: &[(u64, u64)]) -> Run {
+    let pcap_arg = pcap.to_string_lossy().into_owned();
+    let out = loxo_tests::demo::run(
+        env!("CARGO_TARGET_TMPDIR"),
+        &["--icount", "--timeout", "900", "--pcap", &pcap_arg],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    let report = loxo_tests::demo::report_numbers(&stdout)
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    let run = Run {
+        stdout,
+        stderr,
+        report,
+    };
+    let sent: u64 = expected.iter().map(|e| e.0).sum();
+    assert_eq!(run.get("final.sent"), sent);
+    assert_eq!(run.get("final.frames"), sent);
+    assert_eq!(run.get("final.lost"), 0);
+    assert_eq!(run.get("nic.overruns"), 0);
+    run
 }
 
 /// Writes one firmware epoch of each class in turn to `pcap`; returns, per class, the
@@ -558,7 +575,7 @@ fn epoch_backlogs(stdout: &str) -> BTreeMap<u64, (u64, u64)> {
 
 /// Per epoch number: the `epoch:` line's frames and IP packets, and the `epoch_cost:`
 /// line's frames and figures.
-type EpochLines = (BTreeMap<u64, (u64, u64)>, BTreeMap<u64, (u64, Cost)>);
+type EpochLines = (BTreeMap<u64, (u64, u64)>, BTreeMap<u64, Cost>);
 
 /// [`EpochLines`] from the demo's output.
 fn epoch_lines(stdout: &str) -> EpochLines {
@@ -570,6 +587,7 @@ fn epoch_lines(stdout: &str) -> EpochLines {
             epochs.insert(num(&f, "n"), (num(&f, "frames"), num(&f, "packets")));
         } else if let Some(f) = fields(line, "epoch_cost: ") {
             let c = Cost {
+                frames: num(&f, "frames"),
                 mean: num(&f, "insns_per_frame_mean"),
                 p50: num(&f, "insns_per_frame_p50"),
                 p99: num(&f, "insns_per_frame_p99"),
@@ -577,7 +595,7 @@ fn epoch_lines(stdout: &str) -> EpochLines {
                 max: num(&f, "insns_per_frame_max"),
                 over: num(&f, "frames_over_period"),
             };
-            costs.insert(num(&f, "n"), (num(&f, "frames"), c));
+            costs.insert(num(&f, "n"), c);
         }
     }
     (epochs, costs)

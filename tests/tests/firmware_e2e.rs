@@ -141,12 +141,7 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     println!("{out}");
     assert!(status.success(), "cargo xtask demo failed: {status}");
 
-    let report: BTreeMap<&str, u64> = out
-        .lines()
-        .filter_map(|l| l.strip_prefix("report."))
-        .filter_map(|l| l.split_once('='))
-        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-        .collect();
+    let report = loxo_tests::demo::report_numbers(&out);
     let get = |k: &str| {
         *report
             .get(k)
