@@ -289,12 +289,15 @@ where
 
     #[inline(always)]
     fn move_in_histogram(&mut self, old: u8, new: u8) {
+        // `hist[v]` counts the registers holding `v` (six bits: masking changes no
+        // value, and lets the compiler drop both bounds checks): `hist[old] ≥ 1` and
+        // the counts sum to `m`, so neither step wraps.
         let h = &mut self.hist;
-        if let Some(c) = h.get_mut(usize::from(old)) {
-            *c = c.saturating_sub(1);
+        if let Some(c) = h.get_mut(usize::from(old & 63)) {
+            *c = c.wrapping_sub(1);
         }
-        if let Some(c) = h.get_mut(usize::from(new)) {
-            *c = c.saturating_add(1);
+        if let Some(c) = h.get_mut(usize::from(new & 63)) {
+            *c = c.wrapping_add(1);
         }
     }
 
