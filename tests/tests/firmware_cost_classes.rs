@@ -16,7 +16,11 @@
 //! spoofed IPv4 / IPv6 sources onto one victim and onto four (90 %), scanners hidden
 //! in the mix (4 %), and last the demo's own mix (Zipf(1) over 10 000 flows, 1 %
 //! malformed: the frames `cargo xtask demo` replays). Every class but the attack
-//! frames' share is the demo's population (Zipf(1), 10 000 flows, seed 7).
+//! frames' share is the demo's population (Zipf(1), 10 000 flows, seed 7: the capture
+//! every per-frame change was judged on). The same classes drawn under a held-out
+//! seed (1 000 007, looked at by no design choice) run too, with the mean budget
+//! asserted and the tail only printed: a figure that holds on seed 7 alone is that
+//! capture's, not the design's.
 //!
 //! The same run checks the firmware's DDoS participants (issue 28): each hscan,
 //! vscan, ddos-v4, ddos-v6 and ddos-multi epoch's `participant:` lines name every
@@ -45,6 +49,12 @@ use pcap_file::pcap::{PcapPacket, PcapWriter};
 
 /// The firmware's `EPOCH_FRAMES`.
 const EPOCH: u64 = 16_384;
+/// The generator seed of the captures the per-frame path was measured and tuned on
+/// (every change of issue 27 was judged on its classes' figures).
+const TUNED_SEED: u64 = 7;
+/// A seed no design choice looked at: the same classes drawn anew, to check that the
+/// figures claimed on [`TUNED_SEED`] are not that capture's.
+const HELD_OUT_SEED: u64 = 1_000_007;
 /// Issue 27's mean budget, instructions per frame, on every class.
 const MEAN_BUDGET: u64 = 800;
 /// Issue 27's tail budget: 168 MHz / 148 810 frames/s = 1 129 cycles per frame (the
@@ -96,7 +106,15 @@ struct Cost {
 /// table printed with each class's standing against the tail budget. Runs in CI.
 #[test]
 fn per_frame_cost_of_every_traffic_class_is_measured_and_its_mean_within_budget() {
-    measure_classes(false);
+    measure_classes(TUNED_SEED, Tail::Pinned);
+}
+
+/// The same run on [`HELD_OUT_SEED`]'s capture: every check but the tail's pins (they
+/// are [`TUNED_SEED`]'s figures), the mean budget asserted; the table says which
+/// classes meet the tail budget there. Runs in CI.
+#[test]
+fn per_frame_cost_on_a_held_out_capture_is_within_the_mean_budget() {
+    measure_classes(HELD_OUT_SEED, Tail::Printed);
 }
 
 /// Issue 27's tail budget (p99.9 ≤ 1 129) on every class too. Not met yet
@@ -107,7 +125,18 @@ fn per_frame_cost_of_every_traffic_class_is_measured_and_its_mean_within_budget(
 #[test]
 #[ignore = "issue 27 open: six classes of 14 (flood-v6, syn-flood, min-size, ddos-v4, scan-hidden, mix) have p99.9 ≤ 1 129"]
 fn per_frame_cost_of_every_traffic_class_is_within_budget() {
-    measure_classes(true);
+    measure_classes(TUNED_SEED, Tail::Budget);
+}
+
+/// What [`measure_classes`] asserts of each class's p99.9.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    /// Its regression pin ([`P999_PINS`], [`TUNED_SEED`]'s capture only).
+    Pinned,
+    /// Issue 27's budget ([`P999_BUDGET`]).
+    Budget,
+    /// Nothing: printed with its standing against the budget.
+    Printed,
 }
 
 /// **Regression pins** of the mean with every attack frame and no ordinary one (the
@@ -160,7 +189,7 @@ fn measure_full_floods(enforce: bool) {
     // END closes: no empty epoch after it).
     classes.push(TrafficClass::Mix);
     let full = |c: TrafficClass| if c == TrafficClass::Mix { 0.0 } else { 1.0 };
-    let (expected, designed) = write_capture(&pcap, &classes, full);
+    let (expected, designed) = write_capture(&pcap, &classes, full, TUNED_SEED);
     let run = run_demo(&pcap, &expected);
     let (stdout, get) = (run.stdout.as_str(), |k: &str| run.get(k));
     println!("100 % floods | mean |   p99.9 |   max | over 1 129 (instructions per frame; frames)");
@@ -207,11 +236,16 @@ fn measure_full_floods(enforce: bool) {
 
 /// The run and its checks, the mean budget among them; with `enforce_tail`, the
 /// p99.9 budget too.
-fn measure_classes(enforce_tail: bool) {
+fn measure_classes(seed: u64, tail: Tail) {
     let started = Instant::now();
     let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-cost-classes");
     std::fs::create_dir_all(&tmp).unwrap();
-    let pcap = tmp.join("classes.pcap");
+    // One file per seed: the tests of this file may run at once.
+    let pcap = tmp.join(if seed == TUNED_SEED {
+        "classes.pcap".to_owned()
+    } else {
+        format!("classes-{seed}.pcap")
+    });
 
     // The capture: one epoch per class, the demo's mix last.
     let mut classes: Vec<TrafficClass> = TrafficClass::ALL
@@ -219,7 +253,7 @@ fn measure_classes(enforce_tail: bool) {
         .filter(|&c| c != TrafficClass::Mix)
         .collect();
     classes.push(TrafficClass::Mix);
-    let (expected, designed) = write_capture(&pcap, &classes, TrafficClass::default_flood);
+    let (expected, designed) = write_capture(&pcap, &classes, TrafficClass::default_flood, seed);
     let generated = started.elapsed();
 
     let run = run_demo(&pcap, &expected);
@@ -235,7 +269,7 @@ fn measure_classes(enforce_tail: bool) {
     let costs = class_costs(stdout, &classes, &expected);
     let mut over = Vec::new();
     for &(class, ref c) in &costs {
-        if let Some(line) = check_class_cost(class, c) {
+        if let Some(line) = check_class_cost(class, c, tail) {
             over.push(line);
         }
     }
@@ -261,10 +295,13 @@ fn measure_classes(enforce_tail: bool) {
         started.elapsed().as_secs_f64(),
         get("ram.total")
     );
-    if enforce_tail {
+    if tail == Tail::Budget {
         assert!(over.is_empty(), "over budget:\n{}", over.join("\n"));
     } else if !over.is_empty() {
-        println!("over budget (issue 27, open):\n{}", over.join("\n"));
+        println!(
+            "over budget (issue 27, open; seed {seed}):\n{}",
+            over.join("\n")
+        );
     }
 }
 
@@ -309,9 +346,10 @@ fn class_costs(
         .collect()
 }
 
-/// Prints one class's row and checks it: the mean budget, the p99.9 regression pin;
-/// returns the class's line if its p99.9 is over issue 27's tail budget.
-fn check_class_cost(class: TrafficClass, c: &Cost) -> Option<String> {
+/// Prints one class's row and checks it: the mean budget, and with [`Tail::Pinned`]
+/// the p99.9 regression pin; returns the class's line if its p99.9 is over issue 27's
+/// tail budget.
+fn check_class_cost(class: TrafficClass, c: &Cost, tail: Tail) -> Option<String> {
     println!(
         "{:<11} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5} | {:>5}",
         class.name(),
@@ -333,7 +371,7 @@ fn check_class_cost(class: TrafficClass, c: &Cost) -> Option<String> {
         .map(|&(_, p)| p);
     let pin = pin.unwrap_or_else(|| panic!("{class}: no p99.9 regression pin"));
     assert!(
-        c.p999 <= pin,
+        tail != Tail::Pinned || c.p999 <= pin,
         "{class}: p99.9 {} instructions per frame, over its regression pin {pin}",
         c.p999
     );
@@ -404,6 +442,7 @@ fn write_capture(
     pcap: &Path,
     classes: &[TrafficClass],
     flood: impl Fn(TrafficClass) -> f64,
+    seed: u64,
 ) -> (Vec<(u64, u64)>, Vec<Vec<SpreadKey>>) {
     let mut w = PcapWriter::new(BufWriter::new(File::create(pcap).unwrap())).unwrap();
     let mut expected = Vec::new();
@@ -423,7 +462,7 @@ fn write_capture(
             } else {
                 0.0
             },
-            seed: 7,
+            seed,
             class,
             ..TraceConfig::default()
         };
