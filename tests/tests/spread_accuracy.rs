@@ -36,7 +36,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_core::{mix64, KeyHash, Seed};
-use loxo_spread::Spreaders;
+use loxo_spread::{HipSpreaders, Spreaders};
 use loxo_tests::spread::{Key, Mix, Reported, Rng, Score, SsHll, Stream};
 
 const SEED: Seed = Seed::new(0x5350_5245_4144, 0x4143_4355);
@@ -47,6 +47,10 @@ const DEVICE_THRESHOLDS: [f64; 4] = [0.01, 0.02, 0.05, 0.10];
 
 /// At most 32 KiB with IPv6-sized keys.
 type Big = Spreaders<Key, 1024, 19, 512>;
+/// At most 32 KiB with IPv6-sized keys, counting its candidates as the stream goes
+/// (the single-stream estimator; chosen with a prototype on its own generator, see
+/// [`hip_thirty_two_kib_meets_every_claim`]).
+type Hip = HipSpreaders<Key, 2048, 9, 500, 64>;
 /// The device's size: about 5 KiB per direction.
 type Device = Spreaders<Key, 128, 16, 128>;
 
@@ -74,6 +78,24 @@ fn report<const S: usize, const W: usize, const C: usize>(
     threshold: f64,
     z: f64,
 ) -> Reported {
+    let index = st.index();
+    let mut out = heapless::Vec::<_, 128>::new();
+    let n = sketch.report(threshold, z, &mut out);
+    assert!(n <= out.capacity(), "report truncated");
+    out.iter()
+        .map(|s| (index[&s.key], s.spread.value, s.spread.sigma))
+        .collect()
+}
+
+fn feed_hip(sketch: &mut Hip, st: &Stream) {
+    for &p in &st.packets {
+        let (k, eh) = st.pairs[p as usize];
+        let k = k as usize;
+        sketch.insert_hashed(&st.keys[k], st.key_hashes[k], eh);
+    }
+}
+
+fn report_hip(sketch: &Hip, st: &Stream, threshold: f64, z: f64) -> Reported {
     let index = st.index();
     let mut out = heapless::Vec::<_, 128>::new();
     let n = sketch.report(threshold, z, &mut out);
@@ -117,6 +139,21 @@ impl Calibration {
         st: &Stream,
         floor: f64,
     ) {
+        let index = st.index();
+        let mut out = heapless::Vec::<_, 512>::new();
+        sketch.report(0.0, 0.0, &mut out);
+        for s in &out {
+            let truth = st.spread[index[&s.key]] as f64;
+            if truth >= floor {
+                self.z.push((s.spread.value - truth) / s.spread.sigma);
+            }
+        }
+        let d = sketch.distinct_pairs();
+        self.pairs_z
+            .push((d.value - st.distinct_pairs() as f64) / d.sigma);
+    }
+
+    fn add_hip(&mut self, sketch: &Hip, st: &Stream, floor: f64) {
         let index = st.index();
         let mut out = heapless::Vec::<_, 512>::new();
         sketch.report(0.0, 0.0, &mut out);
@@ -329,6 +366,16 @@ fn dense_near_the_threshold_printed() {
             ours[i].add(&st, f * n, &report(&s, &st, f * n, Z));
         }
     }
+    let mut hip = vec![Score::default(); THRESHOLDS.len()];
+    for t in 0..8 {
+        let st = stream(4, t, mix);
+        let mut s = Box::new(Hip::new(SEED));
+        feed_hip(&mut s, &st);
+        let n = st.distinct_pairs() as f64;
+        for (i, &f) in THRESHOLDS.iter().enumerate() {
+            hip[i].add(&st, f * n, &report_hip(&s, &st, f * n, Z));
+        }
+    }
     println!("32 KiB, dense: 25 super-spreaders in [0.2 %, 6 %], 8 epochs of 200 000 pairs:");
     header();
     for (i, &f) in THRESHOLDS.iter().enumerate() {
@@ -338,7 +385,14 @@ fn dense_near_the_threshold_printed() {
             f,
             &ours[i],
         );
+        print_row(
+            "HipSpreaders<_, 2048, 9, 500, 64>, z 0.5",
+            Hip::MEMORY_BYTES,
+            f,
+            &hip[i],
+        );
         assert_eq!(ours[i].heavy_reported, 0);
+        assert_eq!(hip[i].heavy_reported, 0);
     }
 }
 
@@ -394,4 +448,108 @@ fn worst_key_by_memory() {
         "Spreaders<_, 4096, 19, 2048>",
         &[(1.0, 0.976, 0.056), (1.0, 0.993, 0.048), (1.0, 1.0, 0.044)],
     );
+}
+
+/// Held-out epochs no choice of [`Hip`]'s was made on, beside [`BIG_MIXES`]: 250 000
+/// distinct pairs with 13 super-spreaders in [0.5 %, 25 %] (class 7, never used by
+/// any other test here).
+const HIP_EXTRA: (u64, Mix, u64) = (
+    7,
+    Mix {
+        pairs: 250_000,
+        spreaders: 13,
+        lo: 0.005,
+        hi: 0.25,
+    },
+    10,
+);
+
+/// Issue 28's per-key bound at 32 KiB: with every candidate counted as the stream
+/// goes ([`HipSpreaders`]: the pool halved in width for `S` = 2 048 registers per key,
+/// 500 cells, 64 counters), on the held-out epochs of
+/// [`thirty_two_kib_meets_the_claims`] and ten more: recall ≥ 0.99, precision ≥
+/// 0.95 and **every** key at ≥ 2× the threshold within 10 % of its spread, at
+/// thresholds of 1, 2 and 5 % of the distinct pairs; the stated standard errors
+/// calibrated as the plain sketch's are.
+///
+/// **Tuned on / checked on.** `S = 2 048`, `W = 9`, `C = 500` and `T = 64` were
+/// chosen with a Python prototype on its own generator (numpy's PCG64 seeds 11–13:
+/// 16 epochs alternating 150 000 / 400 000 pairs and 10 / 16 super-spreaders in
+/// [0.5 %, 20 %]: HIP's worst key 6.1 %, the registers' estimate 15.6 %), and the
+/// 32 KiB budget; nothing of this generator's streams was looked at before.
+///
+/// `cargo test --release -p loxo-tests --test spread_accuracy -- hip --nocapture`
+#[test]
+fn hip_thirty_two_kib_meets_every_claim() {
+    let bytes = Hip::MEMORY_BYTES;
+    assert!(bytes <= 32 * 1024);
+    let mut ours = vec![Score::default(); THRESHOLDS.len()];
+    let mut point = vec![Score::default(); THRESHOLDS.len()];
+    let mut plain = vec![Score::default(); THRESHOLDS.len()];
+    let mut base = vec![Score::default(); THRESHOLDS.len()];
+    let mut exact = vec![Score::default(); THRESHOLDS.len()];
+    let (mut exact_bytes, mut base_bytes) = (0, 0);
+    let mut cal = Calibration::default();
+    for &(class, mix, trials) in BIG_MIXES.iter().chain([&HIP_EXTRA]) {
+        for t in 0..trials {
+            let st = stream(class, t, mix);
+            let mut s = Box::new(Hip::new(SEED));
+            feed_hip(&mut s, &st);
+            let b = baseline(&st, bytes);
+            base_bytes = b.bytes();
+            exact_bytes = exact_bytes.max(st.exact_bytes());
+            let n = st.distinct_pairs() as f64;
+            for (i, &f) in THRESHOLDS.iter().enumerate() {
+                let th = f * n;
+                ours[i].add(&st, th, &report_hip(&s, &st, th, Z));
+                point[i].add(&st, th, &report_hip(&s, &st, th, 0.0));
+                // The same registers and cells, estimated at the end.
+                plain[i].add(&st, th, &report(s.sketch(), &st, th, Z));
+                base[i].add(&st, th, &baseline_report(&b, &st, th));
+                let truth: Reported = (0..st.keys.len())
+                    .filter(|&k| st.spread[k] as f64 >= th)
+                    .map(|k| (k, st.spread[k] as f64, 0.0))
+                    .collect();
+                exact[i].add(&st, th, &truth);
+            }
+            cal.add_hip(&s, &st, 0.002 * n);
+        }
+    }
+    println!("32 KiB, 30 epochs of 150 000, 250 000 and 400 000 distinct pairs:");
+    header();
+    for (i, &f) in THRESHOLDS.iter().enumerate() {
+        print_row(
+            "exact (hash set of pairs, largest)",
+            exact_bytes,
+            f,
+            &exact[i],
+        );
+        print_row(
+            "HipSpreaders<_, 2048, 9, 500, 64>, z 0.5",
+            bytes,
+            f,
+            &ours[i],
+        );
+        print_row("HipSpreaders, point estimate (z 0)", bytes, f, &point[i]);
+        print_row(
+            "its registers alone (Spreaders)",
+            Spreaders::<Key, 2048, 9, 500>::MEMORY_BYTES,
+            f,
+            &plain[i],
+        );
+        print_row("Space-Saving + HLL (64 regs)", base_bytes, f, &base[i]);
+    }
+    cal.check("32 KiB, HIP");
+    for (i, s) in ours.iter().enumerate() {
+        let f = THRESHOLDS[i];
+        assert!(s.hits >= 50, "too few keys above {f} to judge");
+        assert!(s.recall() >= 0.99, "recall {} at {f}", s.recall());
+        assert!(s.precision() >= 0.95, "precision {} at {f}", s.precision());
+        assert!(
+            s.rel_max <= 0.10,
+            "worst key's relative error {} at {f}",
+            s.rel_max
+        );
+        assert_eq!(s.heavy_reported, 0);
+    }
 }

@@ -78,6 +78,23 @@
 //!    within ±1 % however lumpy the noise, and its Fisher information gives a
 //!    standard error per key (calibrated in the tests).
 //!
+//! # One stream: counting as it goes ([`HipSpreaders`])
+//!
+//! The registers' estimate of a key holding `S` registers cannot beat HyperLogLog's
+//! `1.04/√S` however little noise it carries, and more registers per key in the same
+//! bytes means more noise in each: at 32 KiB the worst of a few hundred keys at ≥ 2 %
+//! of the pairs erred by 13–15 %. [`HipSpreaders`] wraps the same pool and cells and
+//! gives up to `T` candidates a *historic inverse probability* counter (Cohen,
+//! *All-distances sketches, revisited: HIP estimators*, PODC 2014; Ting, *Streamed
+//! approximate counting of distinct elements*, KDD 2014): each raise of one of the
+//! key's registers by one of its own elements adds `1/p`, `p` the exact chance that
+//! a new element raises one of them. It knows which register changes were the key's
+//! own, so other keys' noise costs it only through a lower `p`; at 32 KiB
+//! (`HipSpreaders<[u8; 16], 2048, 9, 500, 64>`) the worst key at ≥ 2 % errs by 6.2 %
+//! on held-out epochs, with calibrated standard errors. The counts are the
+//! estimator of one stream: they do not merge (a merge falls back to the registers'
+//! estimate, which the wire format carries).
+//!
 //! Registers are arranged in `S` stripes, one per virtual register of a key, so a
 //! key's `S` registers are always distinct. Both parts merge exactly (register-wise
 //! maximum, the smaller priority per cell): the merge of two devices' sketches is the
@@ -104,6 +121,7 @@
 mod cells;
 mod digest;
 mod estimate;
+mod hip;
 mod pool;
 mod report;
 mod sketch;
@@ -113,6 +131,7 @@ mod view;
 mod wire;
 
 pub use estimate::Estimate;
+pub use hip::HipSpreaders;
 pub use report::Spreader;
 pub use sketch::Spreaders;
 pub use view::{SpreadView, MAX_KEY_LEN};

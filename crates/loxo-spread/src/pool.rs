@@ -72,6 +72,30 @@ pub(crate) fn raise(stripe: &mut [u8], col: usize, rank: u8) {
     }
 }
 
+/// [`raise`] that returns the register's value before (the HIP counters of
+/// [`HipSpreaders`](crate::HipSpreaders) need it; the plain sketch's path keeps
+/// [`raise`]).
+#[inline(always)]
+pub(crate) fn raise_observed(stripe: &mut [u8], col: usize, rank: u8) -> u8 {
+    let Some(b) = stripe.get_mut(col >> 1) else {
+        return rank;
+    };
+    let shift = 4 * (col & 1) as u32;
+    let cur = (*b >> shift) & 0xf;
+    if rank > cur {
+        *b = (*b & !(0xf << shift)) | (rank << shift);
+    }
+    cur
+}
+
+/// Register `col` of a stripe's bytes (0 outside it).
+#[inline(always)]
+pub(crate) fn register(stripe: &[u8], col: usize) -> u8 {
+    stripe
+        .get(col >> 1)
+        .map_or(0, |&b| (b >> (4 * (col & 1))) & 0xf)
+}
+
 /// Register-wise maximum of two pool bytes (the merge of two pools).
 #[inline]
 pub(crate) const fn max_nibbles(a: u8, b: u8) -> u8 {

@@ -175,6 +175,52 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> Spreaders<K, 
         self.offer(c, tag, priority, key);
     }
 
+    /// [`insert_pair_hash`](Self::insert_pair_hash), telling what changed: the
+    /// register's place and its value before, the pair's rank, the key's tag and
+    /// whether the pair won its cell (for [`HipSpreaders`](crate::HipSpreaders); the
+    /// plain path stays as it is, so its code is not touched by this one).
+    #[inline]
+    pub(crate) fn insert_observed(
+        &mut self,
+        key: &K,
+        key_hash: KeyHash,
+        pair_hash: KeyHash,
+    ) -> Observed {
+        let p = pair_hash.get();
+        let tag = digest::tag(key_hash);
+        let rank = digest::rank(p);
+        let stripe = digest::stripe(p, S);
+        let column = digest::column(tag, stripe, 2 * W);
+        let old = self
+            .pool
+            .get_mut(stripe)
+            .map_or(rank, |s| pool::raise_observed(s, column, rank));
+        let (c, priority) = digest::cell(p, C);
+        let won = match (self.keys.get(c), self.tags.get(c), self.priorities.get(c)) {
+            (Some(k), Some(&t), Some(&q)) => k.is_none() || (priority, tag) < (q, t),
+            _ => false,
+        };
+        if won {
+            self.set_cell(c, tag, priority, *key);
+        }
+        Observed {
+            stripe,
+            column,
+            old,
+            rank,
+            tag,
+            won,
+        }
+    }
+
+    /// The key's `S` registers' value for `tag`, stripe by stripe.
+    pub(crate) fn key_registers(&self, tag: u32) -> impl Iterator<Item = u8> + '_ {
+        self.pool
+            .iter()
+            .enumerate()
+            .map(move |(j, s)| pool::register(s, digest::column(tag, j, 2 * W)))
+    }
+
     /// Puts `(tag, priority, key)` into cell `c` if it is empty or holds a larger
     /// `(priority, tag)`: the cell keeps the pair of smallest priority, whatever the
     /// order pairs (or merged sketches) arrive in.
@@ -451,6 +497,23 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> Spreaders<K, 
     pub(crate) fn offer_cell(&mut self, c: usize, tag: u32, priority: u32, key: &K) {
         self.offer(c, tag, priority, key);
     }
+}
+
+/// What one insert changed ([`Spreaders::insert_observed`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Observed {
+    /// The stripe of the register the pair offered its rank to.
+    pub(crate) stripe: usize,
+    /// Its column (the key's register in that stripe).
+    pub(crate) column: usize,
+    /// The register's value before the insert.
+    pub(crate) old: u8,
+    /// The pair's rank (the register is now `max(old, rank)`).
+    pub(crate) rank: u8,
+    /// The key's tag.
+    pub(crate) tag: u32,
+    /// Whether the pair took its cell.
+    pub(crate) won: bool,
 }
 
 impl<K, const S: usize, const W: usize, const C: usize> fmt::Debug for Spreaders<K, S, W, C> {
