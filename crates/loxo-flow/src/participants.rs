@@ -7,7 +7,7 @@
 use core::net::IpAddr;
 
 use loxo_core::{mix64, HalfSipKey, KeyHash, Seed};
-use loxo_spread::{Spreader, Spreaders};
+use loxo_spread::{HipSpreaders, SpreadSummary, Spreader, Spreaders};
 
 use crate::{FlowKey, Theta};
 
@@ -32,12 +32,25 @@ pub const REPORT_Z: f64 = 0.5;
 /// true spread lies outside them with the normal tail's probability (≈ 6·10⁻⁵).
 pub const BOUNDS_Z: f64 = 4.0;
 
-/// `loxo top`'s layout: ≈ 32 KiB per direction (fan-out and fan-in:
-/// `Spreaders<IpAddr, 1024, 19, 512>`, 32 272 bytes each — the 32 KiB layout of
-/// `loxo-spread`'s accuracy tables) and 33 808 bytes of vertical-scan sketch
-/// (`Spreaders<Endpoints, 1024, 12, 512>`: 34-byte keys, fewer registers); 98 416
-/// bytes in all ([`Participants::MEMORY_BYTES`]).
-pub type HostParticipants = Participants<1024, 19, 512, 12, 512>;
+/// `loxo top`'s layout: one stream per run, so the sketches count their candidates'
+/// spreads as the stream goes ([`HipSpreaders`], 64 counters each): fan-out and
+/// fan-in `HipSpreaders<IpAddr, 1024, 18, 500, 64>` (32 560 bytes each) and the
+/// vertical-scan `HipSpreaders<Endpoints, 1024, 12, 512, 64>` (35 416 bytes: 34-byte
+/// keys, fewer registers); 100 600 bytes in all ([`Participants::MEMORY_BYTES`]).
+/// 1 024 registers per key rather than `loxo-spread`'s 2 048 at the same bytes: a
+/// 16 384-frame epoch's 1 % threshold is a few dozen elements, and deeper registers
+/// carry more noise there (`tests/participants.rs`: precision 0.39 at 2 048, 0.93 at
+/// 1 024). Nothing merges participants' sketches; a device uses
+/// [`DeviceParticipants`] (an insert without a loop).
+pub type HostParticipants = Participants<
+    1024,
+    18,
+    500,
+    12,
+    512,
+    HipSpreaders<IpAddr, 1024, 18, 500, 64>,
+    HipSpreaders<Endpoints, 1024, 12, 512, 64>,
+>;
 
 /// A device's layout: ≈ 5 KiB per direction (`Spreaders<IpAddr, 128, 16, 128>`,
 /// 5 264 bytes each — `loxo-spread`'s device layout) and 5 088 bytes of
@@ -135,10 +148,19 @@ impl ParticipantsConfig {
 ///
 /// # Memory
 ///
-/// The three sketches inline, `2·(S·W + 25·C + 16) + S·VW + 42·VC + 16` bytes, plus
-/// 64 (the digest key, the configuration, the epoch): [`HostParticipants`] 98 416
-/// bytes, [`DeviceParticipants`] 15 680
-/// ([`MEMORY_BYTES`](Self::MEMORY_BYTES), pinned by a test).
+/// The three sketches inline, `2·(S·W + 25·C + 16) + S·VW + 42·VC + 16` bytes with
+/// [`Spreaders`] (`F`, `V` by default), `24·T + 72` more per [`HipSpreaders`], plus 64
+/// (the digest key, the configuration, the epoch): [`HostParticipants`] 100 600
+/// bytes, [`DeviceParticipants`] 15 680 ([`MEMORY_BYTES`](Self::MEMORY_BYTES),
+/// pinned by a test).
+///
+/// # Sketches
+///
+/// `F` (fan-out, fan-in) and `V` (vertical) are [`Spreaders`] unless named:
+/// mergeable, an insert without a loop — a device's. [`HostParticipants`] names
+/// [`HipSpreaders`], which count each candidate's spread as the stream goes (one
+/// stream: `loxo top`'s): every participant at ≥ 2× the threshold within 7 % on the
+/// attack classes of `tests/participants.rs`, against 22 % for the registers' estimate.
 ///
 /// # Cost
 ///
@@ -203,10 +225,12 @@ pub struct Participants<
     const C: usize,
     const VW: usize,
     const VC: usize,
+    F = Spreaders<IpAddr, S, W, C>,
+    V = Spreaders<Endpoints, S, VW, VC>,
 > {
-    fan_out: Spreaders<IpAddr, S, W, C>,
-    fan_in: Spreaders<IpAddr, S, W, C>,
-    vertical: Spreaders<Endpoints, S, VW, VC>,
+    fan_out: F,
+    fan_in: F,
+    vertical: V,
     hash: HalfSipKey,
     config: ParticipantsConfig,
     epoch: u32,
@@ -223,9 +247,6 @@ const PORT_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: usize>
     Participants<S, W, C, VW, VC>
 {
-    /// The structure's size in bytes: `size_of::<Self>()`.
-    pub const MEMORY_BYTES: usize = core::mem::size_of::<Self>();
-
     /// Empty sketches hashing with `config.seed`, epoch 0.
     #[must_use]
     pub const fn new(config: ParticipantsConfig) -> Self {
@@ -238,6 +259,53 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             epoch: 0,
         }
     }
+}
+
+impl<
+        const S: usize,
+        const W: usize,
+        const C: usize,
+        const VW: usize,
+        const VC: usize,
+        const T: usize,
+    >
+    Participants<
+        S,
+        W,
+        C,
+        VW,
+        VC,
+        HipSpreaders<IpAddr, S, W, C, T>,
+        HipSpreaders<Endpoints, S, VW, VC, T>,
+    >
+{
+    /// Empty sketches hashing with `config.seed`, epoch 0 — counting `T` candidates
+    /// of each sketch as the stream goes ([`HostParticipants`]).
+    #[must_use]
+    pub const fn new(config: ParticipantsConfig) -> Self {
+        Self {
+            fan_out: HipSpreaders::new(config.seed),
+            fan_in: HipSpreaders::new(config.seed),
+            vertical: HipSpreaders::new(config.seed),
+            hash: HalfSipKey::new(config.seed),
+            config,
+            epoch: 0,
+        }
+    }
+}
+
+impl<
+        const S: usize,
+        const W: usize,
+        const C: usize,
+        const VW: usize,
+        const VC: usize,
+        F: SpreadSummary<IpAddr>,
+        V: SpreadSummary<Endpoints>,
+    > Participants<S, W, C, VW, VC, F, V>
+{
+    /// The structure's size in bytes: `size_of::<Self>()`.
+    pub const MEMORY_BYTES: usize = core::mem::size_of::<Self>();
 
     /// The configuration.
     #[must_use]
@@ -253,19 +321,19 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
 
     /// The fan-out sketch (source → distinct destinations).
     #[must_use]
-    pub const fn fan_out(&self) -> &Spreaders<IpAddr, S, W, C> {
+    pub const fn fan_out(&self) -> &F {
         &self.fan_out
     }
 
     /// The fan-in sketch (destination → distinct sources).
     #[must_use]
-    pub const fn fan_in(&self) -> &Spreaders<IpAddr, S, W, C> {
+    pub const fn fan_in(&self) -> &F {
         &self.fan_in
     }
 
     /// The vertical sketch ((source, destination) → distinct destination ports).
     #[must_use]
-    pub const fn vertical(&self) -> &Spreaders<Endpoints, S, VW, VC> {
+    pub const fn vertical(&self) -> &V {
         &self.vertical
     }
 
@@ -568,8 +636,15 @@ fn ip(b: &[u8]) -> Option<IpAddr> {
     }
 }
 
-impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: usize>
-    core::fmt::Debug for Participants<S, W, C, VW, VC>
+impl<
+        const S: usize,
+        const W: usize,
+        const C: usize,
+        const VW: usize,
+        const VC: usize,
+        F: core::fmt::Debug,
+        V: core::fmt::Debug,
+    > core::fmt::Debug for Participants<S, W, C, VW, VC, F, V>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Participants")

@@ -310,6 +310,14 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize, const T: usiz
         self.sketch.cells().map(|(_, r)| r)
     }
 
+    /// The registers' standard error for a key of spread `spread`
+    /// ([`Spreaders::sigma_at`]): what a key without a counter is estimated with,
+    /// and the noise a threshold must stand above.
+    #[must_use]
+    pub fn sigma_at(&self, spread: f64) -> f64 {
+        self.sketch.sigma_at(spread)
+    }
+
     /// Reports the candidates whose estimate plus `z` standard errors reaches
     /// `threshold`, largest first, into `out` (cleared first; the `R` largest when
     /// more qualify). Returns how many qualified.
@@ -322,11 +330,27 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize, const T: usiz
         z: f64,
         out: &mut heapless::Vec<Spreader<K>, R>,
     ) -> usize {
+        self.report_screened(threshold, z, 1, out)
+    }
+
+    /// [`report`](Self::report) of the candidates holding at least `min_cells`
+    /// cells ([`Spreaders::report_screened`]'s rule; here the others are skipped
+    /// after their cells are counted).
+    pub fn report_screened<const R: usize>(
+        &self,
+        threshold: f64,
+        z: f64,
+        min_cells: u32,
+        out: &mut heapless::Vec<Spreader<K>, R>,
+    ) -> usize {
         out.clear();
         let records = self.records();
         let mut n = 0;
         for_each_key(&records, |r| {
             let sampled = cells_of(records.clone(), r.tag, &r.key);
+            if sampled < min_cells {
+                return;
+            }
             let s = self.estimate(r.tag, sampled);
             if s.spread.value + z * s.spread.sigma >= threshold {
                 n += 1;

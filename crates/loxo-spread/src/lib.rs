@@ -125,6 +125,7 @@ mod hip;
 mod pool;
 mod report;
 mod sketch;
+mod summary;
 #[cfg(test)]
 mod tests;
 mod view;
@@ -134,4 +135,5 @@ pub use estimate::Estimate;
 pub use hip::HipSpreaders;
 pub use report::Spreader;
 pub use sketch::Spreaders;
+pub use summary::SpreadSummary;
 pub use view::{SpreadView, MAX_KEY_LEN};

@@ -160,7 +160,7 @@ impl<const S: usize, const W: usize, const C: usize, const VW: usize, const VC: 
             ^ u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
         let m = mix64(k ^ 0x7361_6d70_6c65_7221);
         Self {
-            inner: Participants::new(config),
+            inner: Participants::<S, W, C, VW, VC>::new(config),
             mul: [(m as u32) | 1, ((m >> 32) as u32) | 1],
             limit: u32::MAX,
             level: 0,

@@ -71,7 +71,7 @@ fn stream() -> Vec<FlowKey> {
 
 #[test]
 fn memory_is_pinned() {
-    assert_eq!(HostParticipants::MEMORY_BYTES, 2 * 32_272 + 33_808 + 64);
+    assert_eq!(HostParticipants::MEMORY_BYTES, 2 * 32_560 + 35_416 + 64);
     assert_eq!(DeviceParticipants::MEMORY_BYTES, 2 * 5_264 + 5_088 + 64);
     assert_eq!(
         core::mem::size_of::<ParticipantsReport>(),
