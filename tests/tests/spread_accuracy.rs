@@ -36,7 +36,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use loxo_core::{mix64, KeyHash, Seed};
-use loxo_spread::{HipSpreaders, Spreaders};
+use loxo_spread::{HipSpreaders, SpreadSummary, Spreaders};
 use loxo_tests::spread::{Key, Mix, Reported, Rng, Score, SsHll, Stream};
 
 const SEED: Seed = Seed::new(0x5350_5245_4144, 0x4143_4355);
@@ -61,10 +61,7 @@ fn stream(class: u64, trial: u64, mix: Mix) -> Stream {
 
 /// Feeds a stream to a sketch (the device path: digests computed once per key and
 /// element, as a monitor would).
-fn feed<const S: usize, const W: usize, const C: usize>(
-    sketch: &mut Spreaders<Key, S, W, C>,
-    st: &Stream,
-) {
+fn feed(sketch: &mut impl SpreadSummary<Key>, st: &Stream) {
     for &p in &st.packets {
         let (k, eh) = st.pairs[p as usize];
         let k = k as usize;
@@ -72,36 +69,21 @@ fn feed<const S: usize, const W: usize, const C: usize>(
     }
 }
 
-fn report<const S: usize, const W: usize, const C: usize>(
-    sketch: &Spreaders<Key, S, W, C>,
-    st: &Stream,
-    threshold: f64,
-    z: f64,
-) -> Reported {
+fn report(sketch: &impl SpreadSummary<Key>, st: &Stream, threshold: f64, z: f64) -> Reported {
     let index = st.index();
     let mut out = heapless::Vec::<_, 128>::new();
-    let n = sketch.report(threshold, z, &mut out);
+    let n = sketch.report_screened(threshold, z, 1, &mut out);
     assert!(n <= out.capacity(), "report truncated");
     out.iter()
         .map(|s| (index[&s.key], s.spread.value, s.spread.sigma))
         .collect()
 }
 
-fn feed_hip(sketch: &mut Hip, st: &Stream) {
-    for &p in &st.packets {
-        let (k, eh) = st.pairs[p as usize];
-        let k = k as usize;
-        sketch.insert_hashed(&st.keys[k], st.key_hashes[k], eh);
-    }
-}
-
-fn report_hip(sketch: &Hip, st: &Stream, threshold: f64, z: f64) -> Reported {
-    let index = st.index();
-    let mut out = heapless::Vec::<_, 128>::new();
-    let n = sketch.report(threshold, z, &mut out);
-    assert!(n <= out.capacity(), "report truncated");
-    out.iter()
-        .map(|s| (index[&s.key], s.spread.value, s.spread.sigma))
+/// The exact answer at `threshold`: every key at or above it.
+fn exact_report(st: &Stream, threshold: f64) -> Reported {
+    (0..st.keys.len())
+        .filter(|&k| st.spread[k] as f64 >= threshold)
+        .map(|k| (k, st.spread[k] as f64, 0.0))
         .collect()
 }
 
@@ -133,30 +115,10 @@ struct Calibration {
 }
 
 impl Calibration {
-    fn add<const S: usize, const W: usize, const C: usize>(
-        &mut self,
-        sketch: &Spreaders<Key, S, W, C>,
-        st: &Stream,
-        floor: f64,
-    ) {
+    fn add(&mut self, sketch: &impl SpreadSummary<Key>, st: &Stream, floor: f64) {
         let index = st.index();
         let mut out = heapless::Vec::<_, 512>::new();
-        sketch.report(0.0, 0.0, &mut out);
-        for s in &out {
-            let truth = st.spread[index[&s.key]] as f64;
-            if truth >= floor {
-                self.z.push((s.spread.value - truth) / s.spread.sigma);
-            }
-        }
-        let d = sketch.distinct_pairs();
-        self.pairs_z
-            .push((d.value - st.distinct_pairs() as f64) / d.sigma);
-    }
-
-    fn add_hip(&mut self, sketch: &Hip, st: &Stream, floor: f64) {
-        let index = st.index();
-        let mut out = heapless::Vec::<_, 512>::new();
-        sketch.report(0.0, 0.0, &mut out);
+        sketch.report_screened(0.0, 0.0, 1, &mut out);
         for s in &out {
             let truth = st.spread[index[&s.key]] as f64;
             if truth >= floor {
@@ -260,23 +222,19 @@ fn thirty_two_kib_meets_the_claims() {
         for t in 0..trials {
             let st = stream(class, t, mix);
             let mut s = Box::new(Big::new(SEED));
-            feed(&mut s, &st);
+            feed(&mut *s, &st);
             let b = baseline(&st, bytes);
             base_bytes = b.bytes();
             exact_bytes = exact_bytes.max(st.exact_bytes());
             let n = st.distinct_pairs() as f64;
             for (i, &f) in THRESHOLDS.iter().enumerate() {
                 let th = f * n;
-                ours[i].add(&st, th, &report(&s, &st, th, Z));
-                point[i].add(&st, th, &report(&s, &st, th, 0.0));
+                ours[i].add(&st, th, &report(&*s, &st, th, Z));
+                point[i].add(&st, th, &report(&*s, &st, th, 0.0));
                 base[i].add(&st, th, &baseline_report(&b, &st, th));
-                let truth: Reported = (0..st.keys.len())
-                    .filter(|&k| st.spread[k] as f64 >= th)
-                    .map(|k| (k, st.spread[k] as f64, 0.0))
-                    .collect();
-                exact[i].add(&st, th, &truth);
+                exact[i].add(&st, th, &exact_report(&st, th));
             }
-            cal.add(&s, &st, 0.002 * n);
+            cal.add(&*s, &st, 0.002 * n);
         }
     }
     println!("32 KiB, 20 epochs of 150 000 and 400 000 distinct pairs:");
@@ -322,16 +280,16 @@ fn device_size_measured() {
     let mut base_bytes = 0;
     for t in 0..40 {
         let st = stream(3, t, mix);
-        let mut s = Device::new(SEED);
-        feed(&mut s, &st);
+        let mut s = Box::new(Device::new(SEED));
+        feed(&mut *s, &st);
         let b = baseline(&st, bytes);
         base_bytes = b.bytes();
         let n = st.distinct_pairs() as f64;
         for (i, &f) in DEVICE_THRESHOLDS.iter().enumerate() {
-            ours[i].add(&st, f * n, &report(&s, &st, f * n, Z));
+            ours[i].add(&st, f * n, &report(&*s, &st, f * n, Z));
             base[i].add(&st, f * n, &baseline_report(&b, &st, f * n));
         }
-        cal.add(&s, &st, 0.01 * n);
+        cal.add(&*s, &st, 0.01 * n);
     }
     println!("device size, 40 epochs of 16 384 distinct pairs:");
     header();
@@ -360,20 +318,20 @@ fn dense_near_the_threshold_printed() {
     for t in 0..8 {
         let st = stream(4, t, mix);
         let mut s = Box::new(Big::new(SEED));
-        feed(&mut s, &st);
+        feed(&mut *s, &st);
         let n = st.distinct_pairs() as f64;
         for (i, &f) in THRESHOLDS.iter().enumerate() {
-            ours[i].add(&st, f * n, &report(&s, &st, f * n, Z));
+            ours[i].add(&st, f * n, &report(&*s, &st, f * n, Z));
         }
     }
     let mut hip = vec![Score::default(); THRESHOLDS.len()];
     for t in 0..8 {
         let st = stream(4, t, mix);
         let mut s = Box::new(Hip::new(SEED));
-        feed_hip(&mut s, &st);
+        feed(&mut *s, &st);
         let n = st.distinct_pairs() as f64;
         for (i, &f) in THRESHOLDS.iter().enumerate() {
-            hip[i].add(&st, f * n, &report_hip(&s, &st, f * n, Z));
+            hip[i].add(&st, f * n, &report(&*s, &st, f * n, Z));
         }
     }
     println!("32 KiB, dense: 25 super-spreaders in [0.2 %, 6 %], 8 epochs of 200 000 pairs:");
@@ -418,10 +376,10 @@ fn worst_key_by_memory() {
             for t in 0..trials {
                 let st = stream(class, t, mix);
                 let mut s = Box::new(Spreaders::<Key, S, W, C>::new(SEED));
-                feed(&mut s, &st);
+                feed(&mut *s, &st);
                 let n = st.distinct_pairs() as f64;
                 for (i, &f) in THRESHOLDS.iter().enumerate() {
-                    ours[i].add(&st, f * n, &report(&s, &st, f * n, Z));
+                    ours[i].add(&st, f * n, &report(&*s, &st, f * n, Z));
                 }
             }
         }
@@ -494,25 +452,21 @@ fn hip_thirty_two_kib_meets_every_claim() {
         for t in 0..trials {
             let st = stream(class, t, mix);
             let mut s = Box::new(Hip::new(SEED));
-            feed_hip(&mut s, &st);
+            feed(&mut *s, &st);
             let b = baseline(&st, bytes);
             base_bytes = b.bytes();
             exact_bytes = exact_bytes.max(st.exact_bytes());
             let n = st.distinct_pairs() as f64;
             for (i, &f) in THRESHOLDS.iter().enumerate() {
                 let th = f * n;
-                ours[i].add(&st, th, &report_hip(&s, &st, th, Z));
-                point[i].add(&st, th, &report_hip(&s, &st, th, 0.0));
+                ours[i].add(&st, th, &report(&*s, &st, th, Z));
+                point[i].add(&st, th, &report(&*s, &st, th, 0.0));
                 // The same registers and cells, estimated at the end.
                 plain[i].add(&st, th, &report(s.sketch(), &st, th, Z));
                 base[i].add(&st, th, &baseline_report(&b, &st, th));
-                let truth: Reported = (0..st.keys.len())
-                    .filter(|&k| st.spread[k] as f64 >= th)
-                    .map(|k| (k, st.spread[k] as f64, 0.0))
-                    .collect();
-                exact[i].add(&st, th, &truth);
+                exact[i].add(&st, th, &exact_report(&st, th));
             }
-            cal.add_hip(&s, &st, 0.002 * n);
+            cal.add(&*s, &st, 0.002 * n);
         }
     }
     println!("32 KiB, 30 epochs of 150 000, 250 000 and 400 000 distinct pairs:");

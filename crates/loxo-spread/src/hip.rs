@@ -118,11 +118,16 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize, const T: usiz
     /// An empty summary hashing with `seed`.
     #[must_use]
     pub const fn new(seed: Seed) -> Self {
-        let () = Self::CHECK;
         let mut histogram = [0u32; LEVELS];
         histogram[0] = (2 * S * W) as u32;
+        Self::uncounted(Spreaders::new(seed), histogram)
+    }
+
+    /// `sketch`, whose register histogram is `histogram`, with no key counted.
+    const fn uncounted(sketch: Spreaders<K, S, W, C>, histogram: Histogram) -> Self {
+        let () = Self::CHECK;
         Self {
-            sketch: Spreaders::new(seed),
+            sketch,
             histogram,
             tags: [0; T],
             sums: [0; T],
@@ -137,17 +142,8 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize, const T: usiz
     /// pairs take cells again.
     #[must_use]
     pub fn from_sketch(sketch: Spreaders<K, S, W, C>) -> Self {
-        let () = Self::CHECK;
         let histogram = sketch.pool_ref().histogram();
-        Self {
-            sketch,
-            histogram,
-            tags: [0; T],
-            sums: [0; T],
-            counts: [0.0; T],
-            variances: [0.0; T],
-            len: 0,
-        }
+        Self::uncounted(sketch, histogram)
     }
 
     /// The sketch inside (pool and cells): what is encoded and merged across devices.
@@ -283,13 +279,7 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize, const T: usiz
     pub fn spread(&self, key: &K, key_hash: KeyHash) -> Spreader<K> {
         let tag = digest::tag(key_hash);
         let sampled = cells_of(self.records(), tag, &key);
-        let s = self.estimate(tag, sampled);
-        Spreader {
-            key: *key,
-            spread: s.spread,
-            sampled,
-            saturated: s.saturated,
-        }
+        self.estimate(tag, sampled).with_key(*key)
     }
 
     fn estimate(&self, tag: u32, sampled: u32) -> Spreader<()> {
@@ -354,15 +344,7 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize, const T: usiz
             let s = self.estimate(r.tag, sampled);
             if s.spread.value + z * s.spread.sigma >= threshold {
                 n += 1;
-                report::keep_largest(
-                    out,
-                    Spreader {
-                        key: *r.key,
-                        spread: s.spread,
-                        sampled: s.sampled,
-                        saturated: s.saturated,
-                    },
-                );
+                report::keep_largest(out, s.with_key(*r.key));
             }
         });
         report::sort_descending(out);

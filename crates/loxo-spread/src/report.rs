@@ -31,6 +31,18 @@ pub struct Spreader<K> {
     pub saturated: bool,
 }
 
+impl Spreader<()> {
+    /// The same figures for `key`.
+    pub(crate) const fn with_key<K>(self, key: K) -> Spreader<K> {
+        Spreader {
+            key,
+            spread: self.spread,
+            sampled: self.sampled,
+            saturated: self.saturated,
+        }
+    }
+}
+
 impl<K> Spreader<K> {
     /// The lower bound at `z` standard errors, never below [`sampled`](Self::sampled).
     #[must_use]

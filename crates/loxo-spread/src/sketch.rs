@@ -256,13 +256,7 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> Spreaders<K, 
             .filter(|r| r.tag == tag && r.key == key)
             .count() as u32;
         let pool = self.pool_ref();
-        let s = report::estimate_key(pool, &pool.histogram(), tag, sampled);
-        Spreader {
-            key: *key,
-            spread: s.spread,
-            sampled,
-            saturated: s.saturated,
-        }
+        report::estimate_key(pool, &pool.histogram(), tag, sampled).with_key(*key)
     }
 
     /// The standard error this sketch would state for a key of spread `spread`, given
@@ -348,15 +342,7 @@ impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> Spreaders<K, 
     ) -> usize {
         out.clear();
         let mut keep = |r: Record<&K>, s: Spreader<()>| {
-            report::keep_largest(
-                out,
-                Spreader {
-                    key: *r.key,
-                    spread: s.spread,
-                    sampled: s.sampled,
-                    saturated: s.saturated,
-                },
-            );
+            report::keep_largest(out, s.with_key(*r.key));
         };
         let n = if min_cells > 1 {
             // The occupied cells' tags, sorted: runs shorter than `min_cells` are

@@ -50,62 +50,40 @@ pub trait SpreadSummary<K> {
     fn clear(&mut self);
 }
 
-impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize> SpreadSummary<K>
-    for Spreaders<K, S, W, C>
-{
-    #[inline(always)]
-    fn insert_hashed(&mut self, key: &K, key_hash: KeyHash, element_hash: KeyHash) {
-        Self::insert_hashed(self, key, key_hash, element_hash);
-    }
-    #[inline(always)]
-    fn insert_pair_hash(&mut self, key: &K, key_hash: KeyHash, pair_hash: KeyHash) {
-        Self::insert_pair_hash(self, key, key_hash, pair_hash);
-    }
-    fn distinct_pairs(&self) -> Estimate {
-        Self::distinct_pairs(self)
-    }
-    fn sigma_at(&self, spread: f64) -> f64 {
-        Self::sigma_at(self, spread)
-    }
-    fn report_screened<const R: usize>(
-        &self,
-        threshold: f64,
-        z: f64,
-        min_cells: u32,
-        out: &mut heapless::Vec<Spreader<K>, R>,
-    ) -> usize {
-        Self::report_screened(self, threshold, z, min_cells, out)
-    }
-    fn clear(&mut self) {
-        Self::clear(self);
-    }
+/// `SpreadSummary` for a summary type whose inherent methods of the same names it
+/// forwards to (inherent methods take precedence in `Self::name`).
+macro_rules! forward {
+    ($ty:ty, $($p:ident),+) => {
+        impl<K: Copy + Eq, $(const $p: usize),+> SpreadSummary<K> for $ty {
+            #[inline(always)]
+            fn insert_hashed(&mut self, key: &K, key_hash: KeyHash, element_hash: KeyHash) {
+                Self::insert_hashed(self, key, key_hash, element_hash);
+            }
+            #[inline(always)]
+            fn insert_pair_hash(&mut self, key: &K, key_hash: KeyHash, pair_hash: KeyHash) {
+                Self::insert_pair_hash(self, key, key_hash, pair_hash);
+            }
+            fn distinct_pairs(&self) -> Estimate {
+                Self::distinct_pairs(self)
+            }
+            fn sigma_at(&self, spread: f64) -> f64 {
+                Self::sigma_at(self, spread)
+            }
+            fn report_screened<const R: usize>(
+                &self,
+                threshold: f64,
+                z: f64,
+                min_cells: u32,
+                out: &mut heapless::Vec<Spreader<K>, R>,
+            ) -> usize {
+                Self::report_screened(self, threshold, z, min_cells, out)
+            }
+            fn clear(&mut self) {
+                Self::clear(self);
+            }
+        }
+    };
 }
 
-impl<K: Copy + Eq, const S: usize, const W: usize, const C: usize, const T: usize> SpreadSummary<K>
-    for HipSpreaders<K, S, W, C, T>
-{
-    fn insert_hashed(&mut self, key: &K, key_hash: KeyHash, element_hash: KeyHash) {
-        Self::insert_hashed(self, key, key_hash, element_hash);
-    }
-    fn insert_pair_hash(&mut self, key: &K, key_hash: KeyHash, pair_hash: KeyHash) {
-        Self::insert_pair_hash(self, key, key_hash, pair_hash);
-    }
-    fn distinct_pairs(&self) -> Estimate {
-        Self::distinct_pairs(self)
-    }
-    fn sigma_at(&self, spread: f64) -> f64 {
-        Self::sigma_at(self, spread)
-    }
-    fn report_screened<const R: usize>(
-        &self,
-        threshold: f64,
-        z: f64,
-        min_cells: u32,
-        out: &mut heapless::Vec<Spreader<K>, R>,
-    ) -> usize {
-        Self::report_screened(self, threshold, z, min_cells, out)
-    }
-    fn clear(&mut self) {
-        Self::clear(self);
-    }
-}
+forward!(Spreaders<K, S, W, C>, S, W, C);
+forward!(HipSpreaders<K, S, W, C, T>, S, W, C, T);

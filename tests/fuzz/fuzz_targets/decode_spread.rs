@@ -5,13 +5,14 @@
 //! unchanged; an accepted frame is a sketch whose own encoding is the input (the
 //! format is canonical), whose merge into a sketch equals the decoded sketch merged
 //! in, and whose report and distinct-pair estimate are finite — the same through
-//! the view.
+//! the view. A decoded sketch continued as a `HipSpreaders` (`from_sketch`, then
+//! more pairs) reports finite estimates with ordered bounds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use loxo_core::Seed;
 use loxo_core::WireKey;
-use loxo_spread::{SpreadView, Spreaders};
+use loxo_spread::{HipSpreaders, SpreadView, Spreaders};
 
 /// The seed the golden files and the corpus were made with.
 const SEED: Seed = Seed::new(0x676f_6c64_656e, 0x7370_7265_6164);
@@ -39,6 +40,15 @@ where
             assert!(d.value.is_finite() && d.value >= 0.0 && d.sigma >= 0.0);
             let mut top = heapless::Vec::<_, 8>::new();
             target.report(0.0, 1.0, &mut top);
+            for s in &top {
+                assert!(s.spread.value.is_finite() && s.spread.value >= 0.0);
+                assert!(s.lower(4.0) <= s.upper(4.0));
+            }
+            let mut hip = HipSpreaders::<K, S, W, C, 4>::from_sketch(target.clone());
+            for e in 0..256u32 {
+                hip.insert(&key, &(e ^ 0x5a5a).to_le_bytes());
+            }
+            hip.report(0.0, 1.0, &mut top);
             for s in &top {
                 assert!(s.spread.value.is_finite() && s.spread.value >= 0.0);
                 assert!(s.lower(4.0) <= s.upper(4.0));
