@@ -48,9 +48,9 @@ const DEVICE_THRESHOLDS: [f64; 4] = [0.01, 0.02, 0.05, 0.10];
 /// At most 32 KiB with IPv6-sized keys.
 type Big = Spreaders<Key, 1024, 19, 512>;
 /// At most 32 KiB with IPv6-sized keys, counting its candidates as the stream goes
-/// (the single-stream estimator; chosen with a prototype on its own generator, see
+/// (the single-stream estimator; how the layout was chosen: see
 /// [`hip_thirty_two_kib_meets_every_claim`]).
-type Hip = HipSpreaders<Key, 2048, 9, 500, 64>;
+type Hip = HipSpreaders<Key, 4096, 4, 580, 64>;
 /// The device's size: about 5 KiB per direction.
 type Device = Spreaders<Key, 128, 16, 128>;
 
@@ -344,7 +344,7 @@ fn dense_near_the_threshold_printed() {
             &ours[i],
         );
         print_row(
-            "HipSpreaders<_, 2048, 9, 500, 64>, z 0.5",
+            "HipSpreaders<_, 4096, 4, 580, 64>, z 0.5",
             Hip::MEMORY_BYTES,
             f,
             &hip[i],
@@ -423,18 +423,21 @@ const HIP_EXTRA: (u64, Mix, u64) = (
 );
 
 /// Issue 28's per-key bound at 32 KiB: with every candidate counted as the stream
-/// goes ([`HipSpreaders`]: the pool halved in width for `S` = 2 048 registers per key,
-/// 500 cells, 64 counters), on the held-out epochs of
-/// [`thirty_two_kib_meets_the_claims`] and ten more: recall ≥ 0.99, precision ≥
-/// 0.95 and **every** key at ≥ 2× the threshold within 10 % of its spread, at
-/// thresholds of 1, 2 and 5 % of the distinct pairs; the stated standard errors
-/// calibrated as the plain sketch's are.
+/// goes ([`HipSpreaders`]: 4 096 registers per key in stripes of 8, 580 cells, 64
+/// counters), on the held-out epochs of [`thirty_two_kib_meets_the_claims`] and ten
+/// more: recall ≥ 0.99, precision ≥ 0.95 and **every** key at ≥ 2× the threshold
+/// within 10 % of its spread, at thresholds of 1, 2 and 5 % of the distinct pairs; the
+/// stated standard errors calibrated as the plain sketch's are.
 ///
-/// **Tuned on / checked on.** `S = 2 048`, `W = 9`, `C = 500` and `T = 64` were
-/// chosen with a Python prototype on its own generator (numpy's PCG64 seeds 11–13:
-/// 16 epochs alternating 150 000 / 400 000 pairs and 10 / 16 super-spreaders in
-/// [0.5 %, 20 %]: HIP's worst key 6.1 %, the registers' estimate 15.6 %), and the
-/// 32 KiB budget; nothing of this generator's streams was looked at before.
+/// **Tuned on / checked on.** The layout was chosen first with a Python prototype on
+/// its own generator (numpy's PCG64 seeds 11–13: 16 epochs alternating 150 000 /
+/// 400 000 pairs and 10 / 16 super-spreaders in [0.5 %, 20 %]: `S` = 2 048, `W` = 9),
+/// then changed to `S` = 4 096, `W` = 4, `C` = 580 on an exploratory range of this
+/// file's generator — hash seeds `(11, 12)`, `(0xdead, 0xbeef)`, `(777, 1)`, `(5, 55)`,
+/// streams `mix64(0x0b5e_0000_0000 + …)`, four mixes (150 000 / 10 and 400 000 / 16 in
+/// [0.5 %, 20 %], 300 000 / 30 in [0.3 %, 8 %], 100 000 / 6 in [1 %, 30 %]), 96 epochs —
+/// where the first layout's worst key was 10.9 % (a 4.2σ draw) and this one's 7.0 %.
+/// The epochs below were not used for either choice (they were run once per layout).
 ///
 /// `cargo test --release -p loxo-tests --test spread_accuracy -- hip --nocapture`
 #[test]
@@ -479,7 +482,7 @@ fn hip_thirty_two_kib_meets_every_claim() {
             &exact[i],
         );
         print_row(
-            "HipSpreaders<_, 2048, 9, 500, 64>, z 0.5",
+            "HipSpreaders<_, 4096, 4, 580, 64>, z 0.5",
             bytes,
             f,
             &ours[i],
@@ -487,7 +490,7 @@ fn hip_thirty_two_kib_meets_every_claim() {
         print_row("HipSpreaders, point estimate (z 0)", bytes, f, &point[i]);
         print_row(
             "its registers alone (Spreaders)",
-            Spreaders::<Key, 2048, 9, 500>::MEMORY_BYTES,
+            Spreaders::<Key, 4096, 4, 580>::MEMORY_BYTES,
             f,
             &plain[i],
         );
@@ -505,5 +508,89 @@ fn hip_thirty_two_kib_meets_every_claim() {
             s.rel_max
         );
         assert_eq!(s.heavy_reported, 0);
+    }
+}
+
+/// The exploratory range [`Hip`]'s layout was chosen on (see
+/// [`hip_thirty_two_kib_meets_every_claim`]): four hash seeds, four mixes, 96 epochs,
+/// the final layout beside the first (`S` = 2 048, `W` = 9). Printed; the final
+/// layout's worst key held to ≤ 10 % as a regression pin (this is where it was
+/// chosen, so it backs no claim of its own).
+///
+/// `cargo test --release -p loxo-tests --test spread_accuracy -- exploratory --nocapture`
+#[test]
+fn hip_exploratory_range_printed() {
+    let mixes = [
+        Mix {
+            pairs: 150_000,
+            spreaders: 10,
+            lo: 0.005,
+            hi: 0.2,
+        },
+        Mix {
+            pairs: 400_000,
+            spreaders: 16,
+            lo: 0.005,
+            hi: 0.2,
+        },
+        Mix {
+            pairs: 300_000,
+            spreaders: 30,
+            lo: 0.003,
+            hi: 0.08,
+        },
+        Mix {
+            pairs: 100_000,
+            spreaders: 6,
+            lo: 0.01,
+            hi: 0.3,
+        },
+    ];
+    let seeds = [
+        Seed::new(11, 12),
+        Seed::new(0xdead, 0xbeef),
+        Seed::new(777, 1),
+        Seed::new(5, 55),
+    ];
+    header();
+    for (si, seed) in seeds.into_iter().enumerate() {
+        let mut last = vec![Score::default(); THRESHOLDS.len()];
+        let mut first = vec![Score::default(); THRESHOLDS.len()];
+        for (ci, mix) in mixes.into_iter().enumerate() {
+            for t in 0..6u64 {
+                let mut rng = Rng::new(mix64(
+                    0x0b5e_0000_0000 + ((si as u64) << 24) + ((ci as u64) << 16) + t,
+                ));
+                let st = Stream::new(mix, seed, &mut rng);
+                let mut a = Box::new(Hip::new(seed));
+                let mut b = Box::new(HipSpreaders::<Key, 2048, 9, 500, 64>::new(seed));
+                feed(&mut *a, &st);
+                feed(&mut *b, &st);
+                let n = st.distinct_pairs() as f64;
+                for (i, &f) in THRESHOLDS.iter().enumerate() {
+                    last[i].add(&st, f * n, &report(&*a, &st, f * n, Z));
+                    first[i].add(&st, f * n, &report(&*b, &st, f * n, Z));
+                }
+            }
+        }
+        for (i, &f) in THRESHOLDS.iter().enumerate() {
+            print_row(
+                &format!("seed {si}: <4096, 4, 580, 64>"),
+                Hip::MEMORY_BYTES,
+                f,
+                &last[i],
+            );
+            print_row(
+                &format!("seed {si}: <2048, 9, 500, 64>"),
+                HipSpreaders::<Key, 2048, 9, 500, 64>::MEMORY_BYTES,
+                f,
+                &first[i],
+            );
+            assert!(
+                last[i].rel_max <= 0.10,
+                "seed {si} at {f}: {}",
+                last[i].rel_max
+            );
+        }
     }
 }

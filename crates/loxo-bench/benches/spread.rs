@@ -5,7 +5,7 @@
 //! has them (the figures are the sketches' own work).
 //!
 //! * `spreaders32k`: `Spreaders<[u8; 16], 1024, 19, 512>` — the registers' estimate;
-//! * `hip32k`: `HipSpreaders<[u8; 16], 2048, 9, 500, 64>` — the same budget counting
+//! * `hip32k`: `HipSpreaders<[u8; 16], 4096, 4, 580, 64>` — the same budget counting
 //!   its candidates as the stream goes (a raise checks 64 counters' columns);
 //! * `device`: `Spreaders<[u8; 16], 128, 16, 128>`, the firmware's per-direction size.
 //!
@@ -49,7 +49,7 @@ fn inserts(c: &mut Criterion) {
         pass!(Spreaders::<[u8; 16], 1024, 19, 512>::new(SEED), &st);
     });
     bench(c, g, "hip32k", n, || {
-        pass!(HipSpreaders::<[u8; 16], 2048, 9, 500, 64>::new(SEED), &st);
+        pass!(HipSpreaders::<[u8; 16], 4096, 4, 580, 64>::new(SEED), &st);
     });
     bench(c, g, "device", n, || {
         pass!(Spreaders::<[u8; 16], 128, 16, 128>::new(SEED), &st);

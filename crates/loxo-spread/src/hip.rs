@@ -23,7 +23,7 @@ use crate::sketch::Spreaders;
 ///
 /// Memory: `Spreaders::<K, S, W, C>::MEMORY_BYTES + 24·T + 72` bytes, rounded up to 8
 /// ([`MEMORY_BYTES`](Self::MEMORY_BYTES), tested). At 32 KiB with 16-byte keys:
-/// `HipSpreaders<[u8; 16], 2048, 9, 500, 64>` (32 560 bytes).
+/// `HipSpreaders<[u8; 16], 4096, 4, 580, 64>` (32 512 bytes).
 ///
 /// # How it works
 ///
@@ -470,12 +470,12 @@ mod tests {
     #[test]
     fn memory_is_the_sketch_and_24_bytes_a_counter() {
         assert_eq!(
-            HipSpreaders::<[u8; 16], 2048, 9, 500, 64>::MEMORY_BYTES,
-            Spreaders::<[u8; 16], 2048, 9, 500>::MEMORY_BYTES + 24 * 64 + 72
+            HipSpreaders::<[u8; 16], 4096, 4, 580, 64>::MEMORY_BYTES,
+            Spreaders::<[u8; 16], 4096, 4, 580>::MEMORY_BYTES + 24 * 64 + 72
         );
         assert_eq!(
-            HipSpreaders::<[u8; 16], 2048, 9, 500, 64>::MEMORY_BYTES,
-            32_560
+            HipSpreaders::<[u8; 16], 4096, 4, 580, 64>::MEMORY_BYTES,
+            32_512
         );
     }
 }
