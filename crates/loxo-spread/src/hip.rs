@@ -22,6 +22,12 @@ use crate::sketch::Spreaders;
 /// * `K`, `S`, `W`, `C`: as for [`Spreaders`] (the pool and the cells are one inside);
 /// * `T`: counters, 1 ..= 1 024, 24 bytes each — the keys followed at once.
 ///
+/// Out-of-range parameters fail to compile (a failed `const` assertion, E0080):
+///
+/// ```compile_fail,E0080
+/// let _ = loxo_spread::HipSpreaders::<u32, 64, 8, 64, 0>::new(loxo_core::Seed::new(1, 2)); // no counter
+/// ```
+///
 /// Memory: `Spreaders::<K, S, W, C>::MEMORY_BYTES + 24·T + 72` bytes, rounded up to 8
 /// ([`MEMORY_BYTES`](Self::MEMORY_BYTES), tested). At 32 KiB with 16-byte keys:
 /// `HipSpreaders<[u8; 16], 4096, 4, 580, 64>` (32 512 bytes).
