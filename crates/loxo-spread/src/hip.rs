@@ -56,8 +56,12 @@ use crate::sketch::Spreaders;
 /// that estimate's variance). A key above a fraction `φ` of the pairs takes cells
 /// from its first pairs on (the first `C` distinct pairs all take one), so it is
 /// admitted while its spread and the pool's noise are still small, and once its
-/// count is ahead of the keys that come and go it keeps its counter. A candidate
-/// without a counter is estimated from its registers, as by [`Spreaders`].
+/// count is ahead of the keys that come and go it keeps its counter: a newcomer
+/// starts small, so the churn of small keys stays in the smallest counters, and a
+/// key loses its counter only while `T` or more counted keys count more than it —
+/// never a key at ≥ 2 % of the pairs with `T` ≥ 50, up to the counts' own error
+/// (at most 49 other keys hold as much). A candidate without a counter is estimated
+/// from its registers, as by [`Spreaders`].
 ///
 /// # Cost
 ///
