@@ -193,6 +193,23 @@
 //!   sampled flows remembered across the epoch boundary: at the ≈ 5 bits per flow a
 //!   rate of 0.1 takes, some 40 KiB per filter instead of 6.
 //!
+//!   No other record of the last epoch's flows does it in 6 KiB either, for any
+//!   count of this kind (sampled flows checked against a record of the last epoch
+//!   that errs one way). A record that answers "present" for an absent flow with
+//!   probability `f` needs at least `log₂(1/f)` bits per flow (Carter, Floyd, Gill,
+//!   Markowsky and Wegman, 1978), so it holds `n ≤ M/log₂(1/f)` flows in `M` bits,
+//!   and the share's relative variance `(g − q)/(q·n)`, `g = 1/(1 − f)`, is at least
+//!   `(1/(1 − f) − q)·log₂(1/f)/(q·M)`. For `q < 1/2` that falls as `f` grows, to
+//!   `1/(ln 2·q·M)` in the limit `f → 1` — a bound no real structure reaches (a
+//!   Bloom filter's best is `2.08/(q·M)`, at `b` bits per flow
+//!   `(g − q)·b → 1/ln(1/0.6185)`). With `M` = 49 152 bits (6 KiB) and `q` = 0.17 it
+//!   is σ ≥ 1.31 %: more than the 0.95 % this term may take, and more than 1.25 %
+//!   alone. The bound asks for `M ≥ 1/(ln 2·q·(0.95 %)²)` = 11.5 KiB for the last
+//!   epoch's record alone (a Bloom filter: 16.6 KiB), beside this epoch's filter,
+//!   out of a monitor whose 64 KiB its other parts already take. At `q` = 0.3 the
+//!   bound is 0.99 % (a Bloom filter's 1.19 %): not excluded there, but not by a
+//!   margin the register-blocked filter's overhead leaves.
+//!
 //! The unit tests below check the filters' part alone (the flow count given exactly:
 //! `σ_F = 0`) at 10× (90 % new: σ ≤ 0.78 %; 30 % new: ≤ 2.7 %) and in a small epoch
 //! right after it (≈ 75 sampled flows: ≤ 16 %), mean z² over 100 trials each.
