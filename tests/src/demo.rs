@@ -1,5 +1,6 @@
 //! Running `cargo xtask demo` (the firmware in QEMU fed by `loxo replay`) from a test,
-//! in the target directory the end-to-end test builds, with fixed test provisioning.
+//! with the `xtask` and `loxo` binaries `cargo test --workspace` builds, and fixed
+//! test provisioning.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -18,63 +19,83 @@ pub const TEST_CONTROL_KEY: &str = "00112233445566778899aabbccddeeff";
 /// collect --keys` lists it for the device).
 pub const TEST_EXPORT_KEY: &str = "e4e4e4e4e4e4e4e40123456789abcdef";
 
-/// The release `loxo` binary, built (`cargo build --release -p loxo-cli`, quiet) in
-/// `firmware_e2e`'s target directory (`target_tmpdir/firmware-e2e/target`): the
-/// build the firmware tests already make, so a test that runs `loxo` costs no
-/// extra build in CI.
+/// A binary of this workspace built in the target directory this test runs from
+/// (`<target>/<profile>/NAME`): `loxo` (package `loxo-cli`) and `xtask`, which
+/// `cargo test --workspace` builds with the tests (each package has integration
+/// tests, and cargo builds a package's binaries for them). Built here (`cargo build
+/// -p PACKAGE` into the same directory) only when missing, so a test run with
+/// `cargo test -p loxo-tests` after editing the host tool should rebuild it first:
+/// `cargo build -p loxo-cli -p xtask`.
 ///
 /// # Panics
-/// If cargo cannot be started or the build fails.
+/// If the test's own path has no profile directory, or the build fails.
 #[must_use]
-pub fn release_loxo(target_tmpdir: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+pub fn workspace_bin(name: &str, package: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
+    // <target>/<profile>/deps/<test>-<hash>
+    let profile_dir = exe
         .parent()
-        .unwrap_or_else(|| Path::new("."));
-    let target = PathBuf::from(target_tmpdir).join("firmware-e2e/target");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--release", "-q", "-p", "loxo-cli"])
-        .current_dir(root)
-        .env("CARGO_TARGET_DIR", &target)
-        .status();
-    assert!(
-        status.as_ref().is_ok_and(std::process::ExitStatus::success),
-        "cargo build -p loxo-cli: {status:?}"
-    );
-    target.join("release/loxo")
+        .and_then(Path::parent)
+        .unwrap_or_else(|| panic!("{} has no profile directory", exe.display()));
+    let bin = profile_dir.join(name);
+    if !bin.is_file() {
+        let target = profile_dir.parent().unwrap_or(profile_dir);
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "-q", "-p", package]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        let status = build
+            .current_dir(root())
+            .env("CARGO_TARGET_DIR", target)
+            .status();
+        assert!(
+            status.as_ref().is_ok_and(std::process::ExitStatus::success),
+            "cargo build -p {package}: {status:?}"
+        );
+    }
+    bin
 }
 
-/// Runs `cargo xtask demo --summary ARGS` with `env` on top of the test provisioning,
-/// reusing `firmware_e2e`'s release builds (`CARGO_TARGET_TMPDIR/firmware-e2e/target`).
+/// The `loxo` host tool of this test run's target directory ([`workspace_bin`]).
+#[must_use]
+pub fn loxo() -> PathBuf {
+    workspace_bin("loxo", "loxo-cli")
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+}
+
+/// `cargo xtask demo` without cargo: the `xtask` binary of this test run's target
+/// directory, run from the workspace root with `LOXO_HOST_TOOL` set to its [`loxo`]
+/// (so the demo builds only the firmware) and no provisioning (add it, or use
+/// [`run`]).
+#[must_use]
+pub fn xtask_demo() -> Command {
+    let mut cmd = Command::new(workspace_bin("xtask", "xtask"));
+    cmd.arg("demo")
+        .current_dir(root())
+        .env("LOXO_HOST_TOOL", loxo());
+    cmd
+}
+
+/// Runs `cargo xtask demo --summary ARGS` ([`xtask_demo`]) with `env` on top of the
+/// test provisioning.
 ///
 /// # Panics
-/// If cargo cannot be started.
+/// If the demo cannot be started.
 #[must_use]
-pub fn run(target_tmpdir: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap_or_else(|| Path::new("."));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args([
-        "run",
-        "--release",
-        "-q",
-        "-p",
-        "xtask",
-        "--",
-        "demo",
-        "--summary",
-    ])
-    .args(args)
-    .current_dir(root)
-    .env(
-        "CARGO_TARGET_DIR",
-        PathBuf::from(target_tmpdir).join("firmware-e2e/target"),
-    )
-    .env("LOXO_DEVICE_SEED", TEST_DEVICE_SEED)
-    .env("LOXO_CONTROL_KEY", TEST_CONTROL_KEY)
-    .env("LOXO_EXPORT_KEY", TEST_EXPORT_KEY);
+pub fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = xtask_demo();
+    cmd.arg("--summary")
+        .args(args)
+        .env("LOXO_DEVICE_SEED", TEST_DEVICE_SEED)
+        .env("LOXO_CONTROL_KEY", TEST_CONTROL_KEY)
+        .env("LOXO_EXPORT_KEY", TEST_EXPORT_KEY);
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -14,8 +14,8 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 use std::time::Duration;
 
 use pcap_file::pcap::{PcapPacket, PcapWriter};
@@ -70,13 +70,9 @@ fn garbage(r: &mut Rng, n: usize, epoch: u8) -> Vec<Vec<u8>> {
     frames
 }
 
-fn demo(root: &Path, target: &Path, args: &[&str]) -> Output {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    Command::new(cargo)
-        .args(["run", "--release", "-q", "-p", "xtask", "--", "demo"])
+fn demo(args: &[&str]) -> Output {
+    loxo_tests::demo::xtask_demo()
         .args(args)
-        .current_dir(root)
-        .env("CARGO_TARGET_DIR", target)
         .env("LOXO_DEVICE_SEED", "0123456789abcdef0f1e2d3c4b5a6978")
         .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff")
         .output()
@@ -85,11 +81,8 @@ fn demo(root: &Path, target: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn garbage_traffic_does_not_light_the_led() {
-    // The same target directory as `firmware_e2e`: one release build for both.
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e");
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("garbage-led");
     std::fs::create_dir_all(&tmp).unwrap();
-    let target = tmp.join("target");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
 
     let mut r = Rng(0x6a7b_a6e5);
     let sizes = [EPOCH, EPOCH, 3_000];
@@ -103,17 +96,13 @@ fn garbage_traffic_does_not_light_the_led() {
             }
         }
     }
-    let out = demo(
-        root,
-        &target,
-        &[
-            "--summary",
-            "--timeout",
-            "900",
-            "--pcap",
-            pcap.to_str().unwrap(),
-        ],
-    );
+    let out = demo(&[
+        "--summary",
+        "--timeout",
+        "900",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     println!("{stdout}");
     assert!(
@@ -151,7 +140,7 @@ fn garbage_traffic_does_not_light_the_led() {
 
     // A missing capture: refused before the builds (xtask announces each build on
     // stderr; none may start).
-    let out = demo(root, &target, &["--pcap", "/nonexistent/capture.pcap"]);
+    let out = demo(&["--pcap", "/nonexistent/capture.pcap"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("no such file"), "{err}");
@@ -163,11 +152,7 @@ fn garbage_traffic_does_not_light_the_led() {
     // guard.
     let bad = tmp.join("not-a-capture.pcap");
     std::fs::write(&bad, b"this is not a capture").unwrap();
-    let out = demo(
-        root,
-        &target,
-        &["--timeout", "600", "--pcap", bad.to_str().unwrap()],
-    );
+    let out = demo(&["--timeout", "600", "--pcap", bad.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("not a pcap or pcapng file"), "{err}");

@@ -66,7 +66,6 @@ fn blocked(k: &FlowKey, set: &HashSet<Vec<u8>>) -> bool {
 #[test]
 fn firmware_counts_and_lists_blocklisted_flows() {
     let out = loxo_tests::demo::run(
-        env!("CARGO_TARGET_TMPDIR"),
         &[
             "--blocklist",
             "--icount",

@@ -405,11 +405,7 @@ impl Run {
 /// frames, IP packets) sent and counted, none lost, no NIC overrun.
 fn run_demo(pcap: &Path, expected: &[(u64, u64)]) -> Run {
     let pcap_arg = pcap.to_string_lossy().into_owned();
-    let out = loxo_tests::demo::run(
-        env!("CARGO_TARGET_TMPDIR"),
-        &["--icount", "--timeout", "900", "--pcap", &pcap_arg],
-        &[],
-    );
+    let out = loxo_tests::demo::run(&["--icount", "--timeout", "900", "--pcap", &pcap_arg], &[]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(

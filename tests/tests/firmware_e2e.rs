@@ -26,8 +26,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use loxo_cli::trace::Expected;
@@ -61,19 +61,8 @@ struct Reported {
 fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e");
     std::fs::create_dir_all(&tmp).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut child = Command::new(cargo)
-        .args([
-            "run",
-            "--release",
-            "-q",
-            "-p",
-            "xtask",
-            "--",
-            "demo",
-            "--summary",
-        ])
+    let mut child = loxo_tests::demo::xtask_demo()
+        .arg("--summary")
         .args([
             "--icount",
             "--timeout",
@@ -86,8 +75,6 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
             "--batch-bytes",
             "10496",
         ])
-        .current_dir(root)
-        .env("CARGO_TARGET_DIR", tmp.join("target"))
         // A fixed test provisioning: the instruction count depends (a little) on
         // the seed, and the cost assertion below must be deterministic. Devices get
         // random ones (`firmware/build.rs`, `out/device.seed`).

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 #[test]
 fn frames_lost_to_a_full_rx_fifo_are_reported() {
     let out = loxo_tests::demo::run(
-        env!("CARGO_TARGET_TMPDIR"),
         &[
             "--frames",
             "600",

@@ -136,7 +136,6 @@ fn spoofed_control_frames_change_nothing() {
 
     // The earlier boot: a short honest run, whose session is then "recorded".
     let first = loxo_tests::demo::run(
-        env!("CARGO_TARGET_TMPDIR"),
         &["--frames", "300", "--seed", "5", "--timeout", "600"],
         &env,
     );
@@ -197,11 +196,7 @@ fn spoofed_control_frames_change_nothing() {
     );
 
     let pcap_arg = pcap.to_string_lossy().into_owned();
-    let out = loxo_tests::demo::run(
-        env!("CARGO_TARGET_TMPDIR"),
-        &["--timeout", "600", "--pcap", &pcap_arg],
-        &env,
-    );
+    let out = loxo_tests::demo::run(&["--timeout", "600", "--pcap", &pcap_arg], &env);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -91,21 +91,14 @@ fn check_collected(stdout: &str, seed: u64) {
 fn epoch_sketches_merge_in_loxo_and_in_redis() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fleet");
     let _ = std::fs::remove_dir_all(tmp.join("sketches"));
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    // Same target directory as firmware_e2e: the builds are shared.
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("firmware-e2e/target");
     let mut files = Vec::new();
     let mut union = HashSet::new();
     for seed in SEEDS {
         let dir = tmp.join("sketches").join(seed.to_string());
-        let demo = run(Command::new(&cargo)
-            .args(["run", "--release", "-q", "-p", "xtask", "--", "demo"])
+        let demo = run(loxo_tests::demo::xtask_demo()
             .args(["--frames", &FRAMES.to_string(), "--seed", &seed.to_string()])
             .args(["--timeout", "600", "--sketch-dir"])
             .arg(&dir)
-            .current_dir(root)
-            .env("CARGO_TARGET_DIR", &target)
             // A fleet whose sketches are merged shares one seed, provisioned like
             // any other secret: here both "devices" get the same test value.
             .env("LOXO_DEVICE_SEED", "f1ee7f1ee7f1ee7f0123456789abcdef")
@@ -142,8 +135,8 @@ fn epoch_sketches_merge_in_loxo_and_in_redis() {
     }
     assert_eq!(files.len(), 4, "two epochs per device");
 
-    // loxo merge, through the binary xtask built.
-    let loxo = target.join("release/loxo");
+    // loxo merge, through the binary the demo ran.
+    let loxo = loxo_tests::demo::loxo();
     let merged_path = tmp.join("fleet.loxo");
     run(Command::new(&loxo)
         .args(["merge", "-o"])

@@ -13,8 +13,7 @@
 //!   pairs, and they are the top spreads of their role: every other key is below a
 //!   tenth of the smallest designed spread.
 //!
-//! Runs the release `loxo` in `firmware_e2e`'s target directory (the build the
-//! firmware tests already make; `cargo build --release -p loxo-cli` there otherwise).
+//! Runs the `loxo` binary `cargo test --workspace` builds (`loxo_tests::demo::loxo`).
 //! Cost once built: about a second per class.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -32,9 +31,9 @@ use pcap_file::pcap::PcapReader;
 /// The firmware's `EPOCH_FRAMES`, `loxo gen --epoch`'s default.
 const EPOCH: usize = 16_384;
 
-/// The release `loxo`, built in `firmware_e2e`'s target directory.
+/// The `loxo` binary of this test run.
 fn loxo() -> PathBuf {
-    loxo_tests::demo::release_loxo(env!("CARGO_TARGET_TMPDIR"))
+    loxo_tests::demo::loxo()
 }
 
 fn addr(b: &[u8]) -> IpAddr {

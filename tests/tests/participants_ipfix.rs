@@ -2,7 +2,7 @@
 //! (issue 28 item 3): a capture of three 32 768-frame epochs — `loxo gen`'s vscan
 //! (an IPv4 and an IPv6 vertical scan), ddos-multi (two IPv4 and two IPv6 victims)
 //! and hscan (four IPv4 horizontal scanners), regenerated in-process — goes through
-//! the release `loxo top` with its IPFIX export to a UDP socket of the test; the
+//! `loxo top` with its IPFIX export to a UDP socket of the test; the
 //! datagrams, written to a pcap as Ethernet/IPv4/UDP frames, are decoded by `tshark
 //! -V`, and
 //! * tshark flags nothing (no malformed packet, no expert info of any severity:
@@ -18,9 +18,8 @@
 //! * the export holds nothing else but the epochs' flow and epoch records.
 //!
 //! A missing tshark fails the test unless `LOXO_SKIP_COLLECTORS=1`
-//! (`loxo_tests::collectors`; `.ci/run` installs it). Runs the release `loxo` of
-//! `firmware_e2e`'s target directory (`loxo_tests::demo::release_loxo`); once built,
-//! about 2 s.
+//! (`loxo_tests::collectors`; `.ci/run` installs it). Runs the `loxo` binary
+//! `cargo test --workspace` builds (`loxo_tests::demo::loxo`); about 2 s.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -252,7 +251,7 @@ fn tshark_decodes_the_participants_loxo_top_exports() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("attacks.pcap");
     capture(&file);
-    let loxo = loxo_tests::demo::release_loxo(env!("CARGO_TARGET_TMPDIR"));
+    let loxo = loxo_tests::demo::loxo();
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = socket.local_addr().unwrap().port();
     let out = Command::new(&loxo)

@@ -20,6 +20,10 @@
 //! the source of every 40th flow, the first flow's destination, and a /22 that never
 //! occurs), builds it with `loxo build-filter` under the device seed and flashes it:
 //! the log then has a `blocklisted:` line per epoch and the largest blocklisted flows.
+//!
+//! `LOXO_HOST_TOOL=PATH` runs that `loxo` binary instead of building the host tool
+//! in release: the workspace's tests pass the one `cargo test --workspace` already
+//! built, which saves CI a second, release (fat-LTO) build of the host tool.
 
 use std::io::{Read, Write};
 use std::net::UdpSocket;
@@ -112,6 +116,14 @@ fn run() -> anyhow::Result<ExitCode> {
     if let Some(p) = &o.pcap {
         // Before the builds: a wrong path should not cost minutes.
         anyhow::ensure!(p.is_file(), "--pcap {}: no such file", p.display());
+    }
+    if let Some(tool) = std::env::var_os("LOXO_HOST_TOOL") {
+        let tool = Path::new(&tool);
+        anyhow::ensure!(
+            tool.is_file(),
+            "LOXO_HOST_TOOL={}: no such file",
+            tool.display()
+        );
     }
     demo(&o)
 }
@@ -719,8 +731,13 @@ fn make_blocklist(
     Ok(frame)
 }
 
-/// Builds the `loxo` host tool; returns its path.
+/// Builds the `loxo` host tool; returns its path. With `LOXO_HOST_TOOL` set, that
+/// binary instead (it must exist), and nothing is built.
 fn build_loxo(root: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(tool) = std::env::var_os("LOXO_HOST_TOOL") {
+        // Checked to exist before anything was built (`run`).
+        return Ok(PathBuf::from(tool));
+    }
     eprintln!("xtask: building the loxo host tool");
     check(
         Command::new(cargo())
