@@ -614,7 +614,11 @@ fn provision(path: &Path, var: &str) -> anyhow::Result<PathBuf> {
             "{var} must be 32 hex digits"
         );
         let p = path.with_extension("from-env");
-        std::fs::write(&p, v)?;
+        // Written aside and renamed into place: demos run side by side (a test
+        // binary's tests) never read a half-written file.
+        let tmp = path.with_extension(format!("from-env.{}", std::process::id()));
+        std::fs::write(&tmp, v)?;
+        std::fs::rename(&tmp, &p)?;
         return Ok(p);
     }
     if !path.exists() {
