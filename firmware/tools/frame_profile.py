@@ -60,30 +60,31 @@ def demangle(sym):
     return '::'.join(parts[-2:]).replace('$LT$', '<').replace('$GT$', '>').replace('$C$', ',').replace('$u20$', ' ')
 
 
-def frames(log, feed):
-    """Yields each call of feed as (instructions, Counter(symbol -> instructions)).
+def calls(log, feed):
+    """Yields each call of feed as the blocks it ran, in order: (symbol, guest addresses
+    of the block's instructions) each.
 
-    A block's size is keyed by its translation (the host address a `Trace` line
-    names), not by its guest address: under `-icount` QEMU also translates shorter
-    blocks at the same address (cut at the instruction budget left before the next
-    timer event), and keyed by address such a block's size would be taken for every
-    later run of the full one (at `shift=7` that undercounted a frame by 50-70
-    instructions on average).
+    A block is keyed by its translation (the host address a `Trace` line names), not
+    by its guest address: under `-icount` QEMU also translates shorter blocks at the
+    same address (cut at the instruction budget left before the next timer event),
+    and keyed by address such a block's size would be taken for every later run of
+    the full one (at `shift=7` that undercounted a frame by 50-70 instructions on
+    average). A call ends at the first block back in its caller's symbol.
     """
-    sizes, block, n, pending = {}, None, 0, None
+    blocks, block, pcs, pending = {}, None, [], None
     cur, caller, last = None, None, None
     with open(log, errors='replace') as f:
         for line in f:
             if line.startswith('IN: '):
-                block, n = line[4:].strip(), 0
+                block, pcs = line[4:].strip(), []
                 continue
             if block is not None:
                 if line.startswith('0x'):
-                    n += 1
+                    pcs.append(int(line[:10], 16))
                     continue
-                if n:
+                if pcs:
                     # The block just translated runs next: its `Trace` line names it.
-                    pending = n
+                    pending = tuple(pcs)
                 block = None
             if not line.startswith('Trace'):
                 continue
@@ -92,18 +93,26 @@ def frames(log, feed):
                 continue
             host, pc, sym = m.group(1), int(m.group(2), 16), m.group(3)
             if pending is not None:
-                sizes[host] = pending
-                pending = None
-            k = sizes.get(host, 0)
+                blocks[host], pending = pending, None
+            ran = blocks.get(host, ())
             if cur is None:
                 if pc == feed:
-                    cur, caller = collections.Counter({sym: k}), last
+                    cur, caller = [(sym, ran)], last
             elif sym == caller:
-                yield sum(cur.values()), cur
+                yield cur
                 cur = None
             else:
-                cur[sym] += k
+                cur.append((sym, ran))
             last = sym
+
+
+def frames(log, feed):
+    """Yields each call of feed as (instructions, Counter(symbol -> instructions))."""
+    for blocks in calls(log, feed):
+        c = collections.Counter()
+        for sym, ran in blocks:
+            c[sym] += len(ran)
+        yield sum(c.values()), c
 
 
 def pct(xs, q):

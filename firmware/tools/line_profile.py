@@ -32,45 +32,17 @@ EPOCH = 16384
 def counts(log, feed, epoch):
     """Executions of each guest instruction inside `feed` during `epoch`, and the
     number of frames seen there."""
-    pcs_of, pending, block, cur = {}, None, None, []
     count = collections.Counter()
-    frame, inside, caller, last = 0, False, None, None
     lo, hi = epoch * EPOCH, (epoch + 1) * EPOCH
-    with open(log, errors='replace') as f:
-        for line in f:
-            if line.startswith('IN: '):
-                block, cur = line[4:].strip(), []
-                continue
-            if block is not None:
-                if line.startswith('0x'):
-                    cur.append(int(line[:10], 16))
-                    continue
-                if cur:
-                    # The block just translated runs next: its `Trace` line names it.
-                    pending = cur
-                block = None
-            if not line.startswith('Trace'):
-                continue
-            m = fp.TRACE.match(line)
-            if not m:
-                continue
-            host, pc, sym = m.group(1), int(m.group(2), 16), m.group(3)
-            if pending is not None:
-                pcs_of[host], pending = pending, None
-            if not inside:
-                if pc != feed:
-                    last = sym
-                    continue
-                inside, caller = True, last
-            elif sym == caller:
-                inside, frame = False, frame + 1
-                last = sym
-                continue
-            if lo <= frame < hi:
-                for p in pcs_of.get(host, ()):
-                    count[p] += 1
-            last = sym
-    return count, min(frame, hi) - lo
+    n = 0
+    for blocks in fp.calls(log, feed):
+        if n >= hi:
+            break
+        if n >= lo:
+            for _, ran in blocks:
+                count.update(ran)
+        n += 1
+    return count, min(n, hi) - lo
 
 
 def short(name):
