@@ -31,8 +31,9 @@
 //! run-wide `cost:` line is the epochs' figures folded together. It prints the table
 //! (class, mean, p50, p99, p99.9, max) before asserting; the mean budget is asserted in
 //! CI with each class's p99.9 held to a regression pin (the tail as measured, not the
-//! budget), the tail budget by the ignored test until it holds. Runs `cargo xtask demo` in
-//! `firmware_e2e`'s target directory (shared builds) with the test provisioning.
+//! budget), the tail budget by the ignored test until it holds. Runs `cargo xtask demo`
+//! (the `xtask` and `loxo` binaries of this test run, `loxo_tests::demo`) with the test
+//! provisioning.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -400,8 +401,8 @@ impl Run {
     }
 }
 
-/// `cargo xtask demo --icount` of `pcap` (the test provisioning, `firmware_e2e`'s
-/// target directory), asserted successful with every frame `expected` (per epoch:
+/// `cargo xtask demo --icount` of `pcap` (the test provisioning,
+/// `loxo_tests::demo::run`), asserted successful with every frame `expected` (per epoch:
 /// frames, IP packets) sent and counted, none lost, no NIC overrun.
 fn run_demo(pcap: &Path, expected: &[(u64, u64)]) -> Run {
     let pcap_arg = pcap.to_string_lossy().into_owned();

@@ -18,9 +18,9 @@
 //! `loxo_cli::trace::generate_with_truth`, which gives each frame's key as the
 //! generator built it, its length, IP length and expected outcome (the same rows `loxo gen`
 //! writes to `demo-7.truth.csv`), so a parser bug in the firmware cannot hide behind
-//! the same parser on the host. Runs `cargo xtask demo` in a separate
-//! target directory (no lock contention with the outer `cargo test`); every child
-//! process has a deadline. Needs `qemu-system-arm` and the `thumbv7em-none-eabihf`
+//! the same parser on the host. Runs `cargo xtask demo` with the `xtask` and
+//! `loxo` binaries the outer `cargo test --workspace` built (`loxo_tests::demo`; no
+//! cargo run, so no build lock to wait on); every child process has a deadline. Needs `qemu-system-arm` and the `thumbv7em-none-eabihf`
 //! target (xtask installs them when it can).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
 
