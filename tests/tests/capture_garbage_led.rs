@@ -73,8 +73,8 @@ fn garbage(r: &mut Rng, n: usize, epoch: u8) -> Vec<Vec<u8>> {
 fn demo(args: &[&str]) -> Output {
     loxo_tests::demo::xtask_demo()
         .args(args)
-        .env("LOXO_DEVICE_SEED", "0123456789abcdef0f1e2d3c4b5a6978")
-        .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff")
+        .env("LOXO_DEVICE_SEED", loxo_tests::demo::TEST_DEVICE_SEED)
+        .env("LOXO_CONTROL_KEY", loxo_tests::demo::TEST_CONTROL_KEY)
         .output()
         .unwrap()
 }

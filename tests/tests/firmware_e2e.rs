@@ -78,8 +78,8 @@ fn firmware_monitors_a_100k_trace_against_the_generator_truth() {
         // A fixed test provisioning: the instruction count depends (a little) on
         // the seed, and the cost assertion below must be deterministic. Devices get
         // random ones (`firmware/build.rs`, `out/device.seed`).
-        .env("LOXO_DEVICE_SEED", "0123456789abcdef0f1e2d3c4b5a6978")
-        .env("LOXO_CONTROL_KEY", "00112233445566778899aabbccddeeff")
+        .env("LOXO_DEVICE_SEED", loxo_tests::demo::TEST_DEVICE_SEED)
+        .env("LOXO_CONTROL_KEY", loxo_tests::demo::TEST_CONTROL_KEY)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
